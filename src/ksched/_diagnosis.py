@@ -1,0 +1,74 @@
+"""Why a pod did not fit (FitError), what an attempt saw (AttemptReport), and events.
+
+# pkg/scheduler/framework/types.go FitError.Error
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import attrs
+
+from .framework import Code, NodeToStatus, Status
+
+__all__ = ["AttemptReport", "FitError", "SchedulingEvent"]
+
+NO_NODE_AVAILABLE = "0/{} nodes are available"
+
+
+@attrs.define(eq=False)
+class FitError:
+    """No node fits: the status of every node, and PreFilter/PostFilter messages."""
+
+    num_all_nodes: int
+    statuses: NodeToStatus
+    unschedulable_plugins: set[str] = attrs.field(factory=set)
+    pre_filter_message: str = ""
+    post_filter_message: str = ""
+    pre_filter_status: Status = attrs.field(factory=lambda: Status(Code.SUCCESS))
+
+    def message(self) -> str:
+        """Upstream's text: ``0/3 nodes are available: 1 Insufficient cpu, 2 .... preemption: ...``."""
+        text = NO_NODE_AVAILABLE.format(self.num_all_nodes) + ":"
+        if self.pre_filter_message:
+            text += f" {self.pre_filter_message}."
+        else:
+            counts: Counter[str] = Counter()
+            for _, status in self.statuses.items():
+                for reason in status.reasons:
+                    counts[reason] += 1
+            absent = self.num_all_nodes - len(self.statuses)
+            if absent > 0:
+                for reason in self.statuses.absent.reasons:
+                    counts[reason] += absent
+            parts = sorted(f"{count} {reason}" for reason, count in counts.items())
+            if parts:
+                text += f" {', '.join(parts)}."
+        if self.post_filter_message:
+            text += f" {self.post_filter_message}."
+        return text
+
+
+@attrs.define(eq=False)
+class AttemptReport:
+    """What one scheduling attempt evaluated (kept for a pod's first attempt)."""
+
+    pre_filter: Status | None = None
+    filter: dict[str, Status] = attrs.field(factory=dict)
+    evaluated: list[str] = attrs.field(factory=list)
+    scores: dict[str, dict[str, int]] = attrs.field(factory=dict)
+    totals: dict[str, int] = attrs.field(factory=dict)
+    skipped_score_plugins: set[str] = attrs.field(factory=set)
+    selected: str | None = None
+    all_nodes: list[str] = attrs.field(factory=list)
+
+
+@attrs.frozen
+class SchedulingEvent:
+    """Something that happened to a pod: Queued, Unschedulable, WaitingOnPermit, Bound..."""
+
+    kind: str
+    pod: str
+    time: float
+    details: dict[str, Any] = attrs.field(factory=dict)

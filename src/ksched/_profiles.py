@@ -1,0 +1,93 @@
+"""Building a profile's Framework from its configuration and a plugin registry."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ._errors import ConfigError
+from .config import EXTENSION_POINTS, Profile, SchedulerConfig, expand_points, plugin_names
+from .framework import Handle, Plugin, PluginFactory
+from .framework._runtime import Framework
+from .framework._waiting import WaitingPods
+from .plugins import in_tree_factory
+
+__all__ = ["Registry", "build_framework", "implemented_points"]
+
+Registry = Mapping[str, PluginFactory]
+"""Out-of-tree plugins by name (they win over in-tree ones of the same name)."""
+
+
+def implemented_points(plugin: Plugin) -> set[str]:
+    """The extension points a plugin implements, by its methods (checked once)."""
+    return {point for point, method in EXTENSION_POINTS.items() if callable(getattr(plugin, method, None))}
+
+
+def resolve_factory(name: str, registry: Registry | None) -> PluginFactory:
+    if registry is not None and name in registry:
+        return registry[name]
+    factory = in_tree_factory(name)
+    if factory is None:
+        raise ConfigError(f"plugin {name!r} is not registered")
+    return factory
+
+
+def build_framework(
+    config: SchedulerConfig,
+    profile: Profile,
+    *,
+    registry: Registry | None,
+    handle_for: Callable[[Framework | None], Handle],
+    waiting_pods: WaitingPods,
+) -> Framework:
+    """Instantiate the profile's plugins (once each) and order them per extension point.
+
+    Raises:
+        ConfigError: unknown plugin, invalid args, no QueueSort or no Bind plugin.
+    """
+    where = f"profile {profile.scheduler_name!r}"
+    handle = handle_for(None)
+    plugins: dict[str, Plugin] = {}
+    for name in plugin_names(profile):
+        try:
+            factory = resolve_factory(name, registry)
+        except ConfigError as exc:
+            raise ConfigError(f"{where}: {exc}") from None
+        args: Mapping[str, Any] | None = profile.plugin_config.get(name)
+        try:
+            plugin = factory(args, handle)
+        except ConfigError as exc:
+            raise ConfigError(f"{where}: {exc}") from None
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"{where}: plugin {name!r}: invalid args: {exc}") from exc
+        plugins[name] = plugin
+    unknown = set(profile.plugin_config) - set(plugins)
+    for name in sorted(unknown):
+        if in_tree_factory(name) is None and (registry is None or name not in registry):
+            raise ConfigError(f"{where}: pluginConfig for unknown plugin {name!r}")
+    implements = {name: implemented_points(p) for name, p in plugins.items()}
+    points, weights = expand_points(profile, implements)
+    for point, names in points.items():
+        for name in names:
+            if point not in implements.get(name, set()):
+                raise ConfigError(
+                    f"{where}: plugin {name!r} does not implement extension point {point}"
+                )
+    if len(points.get("queueSort", [])) != 1:
+        raise ConfigError(
+            f"{where}: exactly one queueSort plugin is required, got {points.get('queueSort')}"
+        )
+    if not points.get("bind"):
+        raise ConfigError(f"{where}: at least one bind plugin is required")
+    used = {n for names in points.values() for n in names}
+    framework = Framework(
+        profile_name=profile.scheduler_name,
+        plugins={n: p for n, p in plugins.items() if n in used or n in plugins},
+        points=points,
+        weights=weights,
+        percentage_of_nodes_to_score=profile.percentage_of_nodes_to_score,
+        parallelism=config.parallelism,
+        waiting_pods=waiting_pods,
+    )
+    handle_for(framework)
+    return framework

@@ -1,0 +1,95 @@
+"""The Kubernetes object model the scheduler reads."""
+
+from ._manifest import KubeObject as KubeObject
+from ._manifest import load_manifests as load_manifests
+from ._manifest import parse_time as parse_time
+from ._manifest import read_object as read_object
+from ._model import Affinity as Affinity
+from ._model import Container as Container
+from ._model import ContainerImage as ContainerImage
+from ._model import ContainerPort as ContainerPort
+from ._model import Namespace as Namespace
+from ._model import Node as Node
+from ._model import NodeAffinity as NodeAffinity
+from ._model import NodeSpec as NodeSpec
+from ._model import NodeStatus as NodeStatus
+from ._model import ObjectMeta as ObjectMeta
+from ._model import OwnerReference as OwnerReference
+from ._model import Pod as Pod
+from ._model import PodAffinity as PodAffinity
+from ._model import PodAffinityTerm as PodAffinityTerm
+from ._model import PodAntiAffinity as PodAntiAffinity
+from ._model import PodDisruptionBudget as PodDisruptionBudget
+from ._model import PodGroup as PodGroup
+from ._model import PodSpec as PodSpec
+from ._model import PodStatus as PodStatus
+from ._model import PreferredSchedulingTerm as PreferredSchedulingTerm
+from ._model import PriorityClass as PriorityClass
+from ._model import ReplicaSet as ReplicaSet
+from ._model import ReplicationController as ReplicationController
+from ._model import ResourceList as ResourceList
+from ._model import Service as Service
+from ._model import StatefulSet as StatefulSet
+from ._model import Taint as Taint
+from ._model import Toleration as Toleration
+from ._model import TopologySpreadConstraint as TopologySpreadConstraint
+from ._model import WeightedPodAffinityTerm as WeightedPodAffinityTerm
+from ._quantity import InvalidQuantityError as InvalidQuantityError
+from ._quantity import parse_quantity as parse_quantity
+from ._quantity import quantity_value as quantity_value
+from ._resources import DEFAULT_MEMORY_REQUEST as DEFAULT_MEMORY_REQUEST
+from ._resources import DEFAULT_MILLI_CPU_REQUEST as DEFAULT_MILLI_CPU_REQUEST
+from ._resources import pod_requests as pod_requests
+from ._selectors import LabelSelector as LabelSelector
+from ._selectors import LabelSelectorRequirement as LabelSelectorRequirement
+from ._selectors import NodeSelector as NodeSelector
+from ._selectors import NodeSelectorRequirement as NodeSelectorRequirement
+from ._selectors import NodeSelectorTerm as NodeSelectorTerm
+
+__all__ = [
+    "DEFAULT_MEMORY_REQUEST",
+    "DEFAULT_MILLI_CPU_REQUEST",
+    "Affinity",
+    "Container",
+    "ContainerImage",
+    "ContainerPort",
+    "InvalidQuantityError",
+    "KubeObject",
+    "LabelSelector",
+    "LabelSelectorRequirement",
+    "Namespace",
+    "Node",
+    "NodeAffinity",
+    "NodeSelector",
+    "NodeSelectorRequirement",
+    "NodeSelectorTerm",
+    "NodeSpec",
+    "NodeStatus",
+    "ObjectMeta",
+    "OwnerReference",
+    "Pod",
+    "PodAffinity",
+    "PodAffinityTerm",
+    "PodAntiAffinity",
+    "PodDisruptionBudget",
+    "PodGroup",
+    "PodSpec",
+    "PodStatus",
+    "PreferredSchedulingTerm",
+    "PriorityClass",
+    "ReplicaSet",
+    "ReplicationController",
+    "ResourceList",
+    "Service",
+    "StatefulSet",
+    "Taint",
+    "Toleration",
+    "TopologySpreadConstraint",
+    "WeightedPodAffinityTerm",
+    "load_manifests",
+    "parse_quantity",
+    "parse_time",
+    "pod_requests",
+    "quantity_value",
+    "read_object",
+]

@@ -1,0 +1,575 @@
+"""Reading Kubernetes manifests (dicts from YAML/JSON) into the object model.
+
+This is the only code that knows dict shapes. Every error names the object
+(``Kind namespace/name``) and the field path, and nothing is half-built.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, TypeVar
+
+import yaml
+
+from .._errors import ManifestError
+from ._model import (
+    Affinity,
+    Container,
+    ContainerImage,
+    ContainerPort,
+    Namespace,
+    Node,
+    NodeAffinity,
+    NodeSpec,
+    NodeStatus,
+    ObjectMeta,
+    OwnerReference,
+    Pod,
+    PodAffinity,
+    PodAffinityTerm,
+    PodAntiAffinity,
+    PodDisruptionBudget,
+    PodGroup,
+    PodSpec,
+    PodStatus,
+    PreferredSchedulingTerm,
+    PriorityClass,
+    ReplicaSet,
+    ReplicationController,
+    Service,
+    StatefulSet,
+    Taint,
+    Toleration,
+    TopologySpreadConstraint,
+    WeightedPodAffinityTerm,
+)
+from ._quantity import InvalidQuantityError, quantity_value
+from ._selectors import (
+    LabelSelector,
+    LabelSelectorRequirement,
+    NodeSelector,
+    NodeSelectorRequirement,
+    NodeSelectorTerm,
+)
+
+__all__ = ["SIM_EPOCH", "KubeObject", "load_manifests", "parse_time", "read_object"]
+
+KubeObject = (
+    Node
+    | Pod
+    | PriorityClass
+    | PodDisruptionBudget
+    | PodGroup
+    | Namespace
+    | Service
+    | ReplicationController
+    | ReplicaSet
+    | StatefulSet
+)
+
+SIM_EPOCH = _dt.datetime(2025, 1, 1, tzinfo=_dt.UTC)
+"""Simulated time 0."""
+
+T = TypeVar("T")
+
+
+class _Fields:
+    """A dict being read, with the path that leads to it, for error messages."""
+
+    __slots__ = ("data", "obj", "path")
+
+    def __init__(self, obj: str, path: str, data: Any) -> None:
+        if data is None:
+            data = {}
+        if not isinstance(data, Mapping):
+            raise ManifestError(f"{obj}: {path or 'object'}: expected a mapping, got {data!r}")
+        self.obj = obj
+        self.path = path
+        self.data: Mapping[str, Any] = data
+
+    def fail(self, field: str, message: str) -> ManifestError:
+        return ManifestError(f"{self.obj}: {self._at(field)}: {message}")
+
+    def _at(self, field: str) -> str:
+        return f"{self.path}.{field}" if self.path else field
+
+    def sub(self, field: str) -> _Fields:
+        return _Fields(self.obj, self._at(field), self.data.get(field))
+
+    def items(self, field: str) -> list[_Fields]:
+        raw = self.data.get(field) or []
+        if not isinstance(raw, list):
+            raise self.fail(field, f"expected a list, got {raw!r}")
+        return [_Fields(self.obj, f"{self._at(field)}[{i}]", item) for i, item in enumerate(raw)]
+
+    def str(self, field: str, default: str = "") -> str:
+        value = self.data.get(field, default)
+        if value is None:
+            return default
+        if isinstance(value, bool) or not isinstance(value, str | int | float):
+            raise self.fail(field, f"expected a string, got {value!r}")
+        return str(value)
+
+    def opt_str(self, field: str) -> str | None:
+        return self.str(field) if self.data.get(field) is not None else None
+
+    def int(self, field: str, default: int | None = None) -> int | None:
+        value = self.data.get(field, default)
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int):
+            if isinstance(value, str) and value.lstrip("-").isdigit():
+                return int(value)
+            raise self.fail(field, f"expected an integer, got {value!r}")
+        return value
+
+    def bool(self, field: str, default: bool = False) -> bool:
+        value = self.data.get(field, default)
+        if value is None:
+            return default
+        if not isinstance(value, bool):
+            raise self.fail(field, f"expected true or false, got {value!r}")
+        return value
+
+    def strings(self, field: str) -> tuple[str, ...]:
+        raw = self.data.get(field) or []
+        if not isinstance(raw, list) or not all(isinstance(v, str | int) for v in raw):
+            raise self.fail(field, f"expected a list of strings, got {raw!r}")
+        return tuple(str(v) for v in raw)
+
+    def string_map(self, field: str) -> dict[str, str]:
+        raw = self.data.get(field) or {}
+        if not isinstance(raw, Mapping):
+            raise self.fail(field, f"expected a mapping, got {raw!r}")
+        out: dict[str, str] = {}
+        for key, value in raw.items():
+            if isinstance(value, bool) or not isinstance(value, str | int | float):
+                raise self.fail(f"{field}.{key}", f"expected a string, got {value!r}")
+            out[str(key)] = str(value)
+        return out
+
+    def resources(self, field: str) -> dict[str, int]:
+        raw = self.data.get(field) or {}
+        if not isinstance(raw, Mapping):
+            raise self.fail(field, f"expected a mapping of quantities, got {raw!r}")
+        out: dict[str, int] = {}
+        for name, text in raw.items():
+            try:
+                out[str(name)] = quantity_value(str(name), text)
+            except InvalidQuantityError:
+                raise self.fail(f"{field}.{name}", f"invalid quantity {text!r}") from None
+        return out
+
+    def time(self, field: str) -> float | None:
+        raw = self.data.get(field)
+        if raw is None:
+            return None
+        try:
+            return parse_time(raw)
+        except ValueError:
+            raise self.fail(field, f"invalid timestamp {raw!r}") from None
+
+    def choice(self, field: str, allowed: Iterable[str], default: str | None = None) -> str | None:
+        value = self.opt_str(field)
+        if value is None:
+            return default
+        allowed = tuple(allowed)
+        if value not in allowed:
+            raise self.fail(field, f"unsupported value {value!r} (expected one of {allowed})")
+        return value
+
+
+def parse_time(raw: object) -> float:
+    """Seconds since simulated time 0 for an RFC 3339 timestamp (or a number of seconds)."""
+    if isinstance(raw, bool):
+        raise ValueError(raw)
+    if isinstance(raw, int | float):
+        return float(raw)
+    if isinstance(raw, _dt.datetime):
+        when = raw
+    elif isinstance(raw, str):
+        when = _dt.datetime.fromisoformat(raw.replace("Z", "+00:00"))
+    else:
+        raise ValueError(raw)
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=_dt.UTC)
+    return (when - SIM_EPOCH).total_seconds()
+
+
+# ---- selectors ---------------------------------------------------------------------
+
+_LABEL_OPS = ("In", "NotIn", "Exists", "DoesNotExist")
+_NODE_OPS = (*_LABEL_OPS, "Gt", "Lt")
+
+
+def _label_selector(f: _Fields | None) -> LabelSelector | None:
+    if f is None:
+        return None
+    exprs = tuple(
+        LabelSelectorRequirement(
+            key=e.str("key"),
+            operator=e.choice("operator", _LABEL_OPS) or "",
+            values=e.strings("values"),
+        )
+        for e in f.items("matchExpressions")
+    )
+    return LabelSelector(match_labels=f.string_map("matchLabels"), match_expressions=exprs)
+
+
+def _opt_label_selector(f: _Fields, field: str) -> LabelSelector | None:
+    return _label_selector(f.sub(field)) if f.data.get(field) is not None else None
+
+
+def _node_requirements(f: _Fields, field: str) -> tuple[NodeSelectorRequirement, ...]:
+    return tuple(
+        NodeSelectorRequirement(
+            key=e.str("key"), operator=e.choice("operator", _NODE_OPS) or "", values=e.strings("values")
+        )
+        for e in f.items(field)
+    )
+
+
+def _node_selector_term(f: _Fields) -> NodeSelectorTerm:
+    return NodeSelectorTerm(
+        match_expressions=_node_requirements(f, "matchExpressions"),
+        match_fields=_node_requirements(f, "matchFields"),
+    )
+
+
+def read_node_selector(f: _Fields) -> NodeSelector:
+    return NodeSelector(terms=tuple(_node_selector_term(t) for t in f.items("nodeSelectorTerms")))
+
+
+def read_preferred_terms(f: _Fields, field: str) -> tuple[PreferredSchedulingTerm, ...]:
+    return tuple(
+        PreferredSchedulingTerm(
+            weight=t.int("weight") or 0, preference=_node_selector_term(t.sub("preference"))
+        )
+        for t in f.items(field)
+    )
+
+
+# ---- metadata ----------------------------------------------------------------------
+
+
+def _metadata(f: _Fields, *, namespaced: bool) -> ObjectMeta:
+    owners = tuple(
+        OwnerReference(
+            kind=o.str("kind"), name=o.str("name"), uid=o.str("uid"), controller=o.bool("controller")
+        )
+        for o in f.items("ownerReferences")
+    )
+    return ObjectMeta(
+        name=f.str("name"),
+        namespace=(f.str("namespace") or "default") if namespaced else "",
+        uid=f.str("uid"),
+        labels=f.string_map("labels"),
+        annotations=f.string_map("annotations"),
+        creation_timestamp=f.time("creationTimestamp"),
+        deletion_timestamp=f.time("deletionTimestamp"),
+        owner_references=owners,
+    )
+
+
+# ---- kinds -------------------------------------------------------------------------
+
+
+def _node(f: _Fields) -> Node:
+    spec, status = f.sub("spec"), f.sub("status")
+    taints = tuple(
+        Taint(
+            key=t.str("key"),
+            value=t.str("value"),
+            effect=t.choice("effect", ("NoSchedule", "PreferNoSchedule", "NoExecute")) or "",
+        )
+        for t in spec.items("taints")
+    )
+    capacity = status.resources("capacity")
+    allocatable = status.resources("allocatable") if "allocatable" in status.data else capacity
+    images = tuple(
+        ContainerImage(names=i.strings("names"), size_bytes=i.int("sizeBytes", 0) or 0)
+        for i in status.items("images")
+    )
+    return Node(
+        metadata=_metadata(f.sub("metadata"), namespaced=False),
+        spec=NodeSpec(unschedulable=spec.bool("unschedulable"), taints=taints),
+        status=NodeStatus(allocatable=allocatable, capacity=capacity, images=images),
+    )
+
+
+def _container(f: _Fields) -> Container:
+    res = f.sub("resources")
+    ports = tuple(
+        ContainerPort(
+            container_port=p.int("containerPort", 0) or 0,
+            host_port=p.int("hostPort", 0) or 0,
+            host_ip=p.str("hostIP"),
+            protocol=p.choice("protocol", ("TCP", "UDP", "SCTP"), "TCP") or "TCP",
+        )
+        for p in f.items("ports")
+    )
+    return Container(
+        name=f.str("name"),
+        image=f.str("image"),
+        requests=res.resources("requests"),
+        limits=res.resources("limits"),
+        ports=ports,
+        restart_policy=f.opt_str("restartPolicy"),
+    )
+
+
+def _affinity_term(f: _Fields) -> PodAffinityTerm:
+    return PodAffinityTerm(
+        topology_key=f.str("topologyKey"),
+        label_selector=_opt_label_selector(f, "labelSelector"),
+        namespaces=f.strings("namespaces"),
+        namespace_selector=_opt_label_selector(f, "namespaceSelector"),
+        match_label_keys=f.strings("matchLabelKeys"),
+        mismatch_label_keys=f.strings("mismatchLabelKeys"),
+    )
+
+
+def _weighted_terms(f: _Fields, field: str) -> tuple[WeightedPodAffinityTerm, ...]:
+    return tuple(
+        WeightedPodAffinityTerm(
+            weight=t.int("weight") or 0, term=_affinity_term(t.sub("podAffinityTerm"))
+        )
+        for t in f.items(field)
+    )
+
+
+_REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
+_PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
+
+
+def _affinity(f: _Fields) -> Affinity | None:
+    if not f.data:
+        return None
+    node = pod = anti = None
+    if f.data.get("nodeAffinity") is not None:
+        na = f.sub("nodeAffinity")
+        required = read_node_selector(na.sub(_REQUIRED)) if na.data.get(_REQUIRED) else None
+        node = NodeAffinity(required=required, preferred=read_preferred_terms(na, _PREFERRED))
+    if f.data.get("podAffinity") is not None:
+        pa = f.sub("podAffinity")
+        pod = PodAffinity(
+            required=tuple(_affinity_term(t) for t in pa.items(_REQUIRED)),
+            preferred=_weighted_terms(pa, _PREFERRED),
+        )
+    if f.data.get("podAntiAffinity") is not None:
+        paa = f.sub("podAntiAffinity")
+        anti = PodAntiAffinity(
+            required=tuple(_affinity_term(t) for t in paa.items(_REQUIRED)),
+            preferred=_weighted_terms(paa, _PREFERRED),
+        )
+    return Affinity(node_affinity=node, pod_affinity=pod, pod_anti_affinity=anti)
+
+
+def _spread(f: _Fields) -> TopologySpreadConstraint:
+    max_skew = f.int("maxSkew")
+    if max_skew is None or max_skew < 1:
+        raise f.fail("maxSkew", f"must be greater than zero, got {max_skew!r}")
+    min_domains = f.int("minDomains")
+    if min_domains is not None and min_domains < 1:
+        raise f.fail("minDomains", f"must be greater than zero, got {min_domains!r}")
+    return TopologySpreadConstraint(
+        max_skew=max_skew,
+        topology_key=f.str("topologyKey"),
+        when_unsatisfiable=f.choice(
+            "whenUnsatisfiable", ("DoNotSchedule", "ScheduleAnyway"), "DoNotSchedule"
+        )
+        or "DoNotSchedule",
+        label_selector=_opt_label_selector(f, "labelSelector"),
+        min_domains=min_domains,
+        node_affinity_policy=f.choice("nodeAffinityPolicy", ("Honor", "Ignore")),
+        node_taints_policy=f.choice("nodeTaintsPolicy", ("Honor", "Ignore")),
+        match_label_keys=f.strings("matchLabelKeys"),
+    )
+
+
+def _pod(f: _Fields) -> Pod:
+    spec, status = f.sub("spec"), f.sub("status")
+    tolerations = tuple(
+        Toleration(
+            key=t.str("key"),
+            operator=t.choice("operator", ("Equal", "Exists"), "Equal") or "Equal",
+            value=t.str("value"),
+            effect=t.choice("effect", ("", "NoSchedule", "PreferNoSchedule", "NoExecute"), "") or "",
+            toleration_seconds=t.int("tolerationSeconds"),
+        )
+        for t in spec.items("tolerations")
+    )
+    gates = tuple(g.str("name") for g in spec.items("schedulingGates"))
+    pod_spec = PodSpec(
+        containers=tuple(_container(c) for c in spec.items("containers")),
+        init_containers=tuple(_container(c) for c in spec.items("initContainers")),
+        node_name=spec.opt_str("nodeName") or None,
+        node_selector=spec.string_map("nodeSelector"),
+        affinity=_affinity(spec.sub("affinity")),
+        tolerations=tolerations,
+        topology_spread_constraints=tuple(
+            _spread(c) for c in spec.items("topologySpreadConstraints")
+        ),
+        scheduler_name=spec.str("schedulerName") or "default-scheduler",
+        priority=spec.int("priority"),
+        priority_class_name=spec.str("priorityClassName"),
+        preemption_policy=spec.choice("preemptionPolicy", ("PreemptLowerPriority", "Never")),
+        scheduling_gates=gates,
+        overhead=spec.resources("overhead"),
+    )
+    pod_status = PodStatus(
+        nominated_node_name=status.opt_str("nominatedNodeName") or None,
+        start_time=status.time("startTime"),
+    )
+    return Pod(metadata=_metadata(f.sub("metadata"), namespaced=True), spec=pod_spec, status=pod_status)
+
+
+def _priority_class(f: _Fields) -> PriorityClass:
+    value = f.int("value")
+    if value is None:
+        raise f.fail("value", "required")
+    return PriorityClass(
+        name=f.sub("metadata").str("name"),
+        value=value,
+        global_default=f.bool("globalDefault"),
+        preemption_policy=f.choice("preemptionPolicy", ("PreemptLowerPriority", "Never")),
+    )
+
+
+def _int_or_percent(f: _Fields, field: str) -> int | str | None:
+    raw = f.data.get(field)
+    if raw is None:
+        return None
+    if isinstance(raw, int) and not isinstance(raw, bool) and raw >= 0:
+        return raw
+    if isinstance(raw, str) and raw.endswith("%") and raw[:-1].isdigit():
+        return raw
+    if isinstance(raw, str) and raw.isdigit():
+        return int(raw)
+    raise f.fail(field, f"expected a non-negative integer or a percentage, got {raw!r}")
+
+
+def _pdb(f: _Fields) -> PodDisruptionBudget:
+    spec, status = f.sub("spec"), f.sub("status")
+    return PodDisruptionBudget(
+        metadata=_metadata(f.sub("metadata"), namespaced=True),
+        selector=_opt_label_selector(spec, "selector"),
+        min_available=_int_or_percent(spec, "minAvailable"),
+        max_unavailable=_int_or_percent(spec, "maxUnavailable"),
+        disruptions_allowed=status.int("disruptionsAllowed"),
+    )
+
+
+def _pod_group(f: _Fields) -> PodGroup:
+    spec = f.sub("spec")
+    min_member = spec.int("minMember", 1)
+    if min_member is None or min_member < 0:
+        raise spec.fail("minMember", f"must not be negative, got {min_member!r}")
+    timeout = spec.int("scheduleTimeoutSeconds")
+    return PodGroup(
+        metadata=_metadata(f.sub("metadata"), namespaced=True),
+        min_member=min_member,
+        min_resources=spec.resources("minResources"),
+        schedule_timeout_seconds=timeout,
+    )
+
+
+def _namespace(f: _Fields) -> Namespace:
+    meta = f.sub("metadata")
+    return Namespace(name=meta.str("name"), labels=meta.string_map("labels"))
+
+
+def _service(f: _Fields) -> Service:
+    return Service(
+        metadata=_metadata(f.sub("metadata"), namespaced=True),
+        selector=f.sub("spec").string_map("selector"),
+    )
+
+
+def _rc(f: _Fields) -> ReplicationController:
+    return ReplicationController(
+        metadata=_metadata(f.sub("metadata"), namespaced=True),
+        selector=f.sub("spec").string_map("selector"),
+    )
+
+
+def _rs(f: _Fields) -> ReplicaSet:
+    return ReplicaSet(
+        metadata=_metadata(f.sub("metadata"), namespaced=True),
+        selector=_opt_label_selector(f.sub("spec"), "selector"),
+    )
+
+
+def _sts(f: _Fields) -> StatefulSet:
+    return StatefulSet(
+        metadata=_metadata(f.sub("metadata"), namespaced=True),
+        selector=_opt_label_selector(f.sub("spec"), "selector"),
+    )
+
+
+_READERS: dict[str, Callable[[_Fields], Any]] = {
+    "Node": _node,
+    "Pod": _pod,
+    "PriorityClass": _priority_class,
+    "PodDisruptionBudget": _pdb,
+    "PodGroup": _pod_group,
+    "Namespace": _namespace,
+    "Service": _service,
+    "ReplicationController": _rc,
+    "ReplicaSet": _rs,
+    "StatefulSet": _sts,
+}
+
+_NAMESPACED = {"Pod", "PodDisruptionBudget", "PodGroup", "Service", "ReplicationController",
+               "ReplicaSet", "StatefulSet"}
+
+
+def describe(data: Mapping[str, Any]) -> str:
+    """``Kind namespace/name`` for messages, from whatever the dict holds."""
+    kind = data.get("kind") or "object"
+    meta = data.get("metadata") if isinstance(data.get("metadata"), Mapping) else {}
+    assert isinstance(meta, Mapping)
+    name = meta.get("name") or "<unnamed>"
+    if kind in _NAMESPACED:
+        return f"{kind} {meta.get('namespace') or 'default'}/{name}"
+    return f"{kind} {name}"
+
+
+def read_object(data: object) -> KubeObject:
+    """One Kubernetes object from its dict form.
+
+    Raises:
+        ManifestError: unknown kind, missing name, or a malformed field; the message
+            names the object and the field.
+    """
+    if not isinstance(data, Mapping):
+        raise ManifestError(f"expected a Kubernetes object (a mapping), got {data!r}")
+    label = describe(data)
+    kind = data.get("kind")
+    reader = _READERS.get(kind) if isinstance(kind, str) else None
+    if reader is None:
+        raise ManifestError(f"{label}: kind: unsupported kind {kind!r}")
+    meta = data.get("metadata")
+    if not isinstance(meta, Mapping) or not meta.get("name"):
+        raise ManifestError(f"{label}: metadata.name: required")
+    obj: KubeObject = reader(_Fields(label, "", data))
+    return obj
+
+
+def load_manifests(text: str, *, source: str = "<string>") -> list[KubeObject]:
+    """Every object in multi-document YAML (``kind: List`` items are unpacked)."""
+    try:
+        docs = [d for d in yaml.safe_load_all(text) if d is not None]
+    except yaml.YAMLError as exc:
+        raise ManifestError(f"{source}: invalid YAML: {exc}") from exc
+    out: list[KubeObject] = []
+    for doc in docs:
+        items = doc.get("items") if isinstance(doc, Mapping) and doc.get("kind") == "List" else [doc]
+        out.extend(read_object(item) for item in items or [])
+    return out
+
+
+def typed(value: object, kind: type[T]) -> T:
+    assert isinstance(value, kind)
+    return value

@@ -1,0 +1,305 @@
+"""The scheduler's cache of nodes and pods, with assumed pods, and its per-cycle snapshot.
+
+# pkg/scheduler/backend/cache/cache.go, snapshot.go, node_tree.go
+Every change bumps a node's generation; ``update_snapshot`` copies only the NodeInfos
+whose generation moved since the snapshot was last refreshed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+import attrs
+
+from ..api import Node, ObjectMeta, Pod
+from ..framework import ImageStateSummary, NodeInfo, PodInfo
+
+__all__ = ["Cache", "Snapshot"]
+
+ZONE_LABEL = "topology.kubernetes.io/zone"
+REGION_LABEL = "topology.kubernetes.io/region"
+
+
+def _zone_key(node: Node) -> str:
+    labels = node.labels
+    region, zone = labels.get(REGION_LABEL, ""), labels.get(ZONE_LABEL, "")
+    if not region and not zone:
+        return ""
+    return f"{region}:\x00:{zone}"
+
+
+@attrs.define(eq=False, slots=True)
+class _PodState:
+    pod: Pod
+    assumed: bool = False
+    binding_finished: bool = False
+
+
+class Snapshot:
+    """A consistent view of the nodes for one scheduling cycle (the SharedLister)."""
+
+    def __init__(self) -> None:
+        self._by_name: dict[str, NodeInfo] = {}
+        self._list: list[NodeInfo] = []
+        self._with_affinity: list[NodeInfo] = []
+        self._with_anti_affinity: list[NodeInfo] = []
+        self.generation = 0
+
+    def list(self) -> Sequence[NodeInfo]:
+        return self._list
+
+    def get(self, node_name: str) -> NodeInfo | None:
+        return self._by_name.get(node_name)
+
+    def have_pods_with_affinity(self) -> Sequence[NodeInfo]:
+        return self._with_affinity
+
+    def have_pods_with_required_anti_affinity(self) -> Sequence[NodeInfo]:
+        return self._with_anti_affinity
+
+    def __len__(self) -> int:
+        return len(self._list)
+
+
+class Cache:
+    """Nodes, bound pods and assumed pods, aggregated into NodeInfos."""
+
+    def __init__(self) -> None:
+        self._nodes: dict[str, NodeInfo] = {}
+        self._ghost: set[str] = set()
+        self._pods: dict[str, _PodState] = {}
+        self._zones: dict[str, list[str]] = {}
+        self._images: dict[str, set[str]] = {}
+        self._generation = 0
+
+    # ---- bookkeeping ----------------------------------------------------------------
+
+    def _touch(self, info: NodeInfo) -> None:
+        self._generation += 1
+        info.generation = self._generation
+
+    def _info_for(self, node_name: str) -> NodeInfo:
+        info = self._nodes.get(node_name)
+        if info is None:
+            placeholder = Node(metadata=ObjectMeta(name=node_name, namespace=""))
+            info = NodeInfo.of(placeholder)
+            self._nodes[node_name] = info
+            self._ghost.add(node_name)
+        return info
+
+    # ---- nodes ------------------------------------------------------------------------
+
+    def add_node(self, node: Node) -> None:
+        info = self._info_for(node.name)
+        was_real = node.name not in self._ghost
+        self._ghost.discard(node.name)
+        old = info.node
+        keep_position = was_real and _zone_key(old) == _zone_key(node)
+        if was_real:
+            self._untrack_images(old)
+            if not keep_position:
+                self._untrack_zone(old)
+        info.set_node(node)
+        if not keep_position:
+            self._zones.setdefault(_zone_key(node), []).append(node.name)
+        self._track_images(node)
+        self._touch(info)
+
+    update_node = add_node
+
+    def remove_node(self, node: Node) -> None:
+        info = self._nodes.get(node.name)
+        if info is None:
+            return
+        self._untrack_zone(info.node)
+        self._untrack_images(info.node)
+        if info.pods:
+            # Keep the pods accounted until they are removed, as upstream does.
+            self._ghost.add(node.name)
+            self._touch(info)
+        else:
+            del self._nodes[node.name]
+            self._ghost.discard(node.name)
+            self._generation += 1
+
+    def _track_images(self, node: Node) -> None:
+        for image in node.status.images:
+            for name in image.names:
+                holders = self._images.setdefault(name, set())
+                holders.add(node.name)
+                self._touch_image_holders(holders)
+
+    def _untrack_zone(self, node: Node) -> None:
+        zone = _zone_key(node)
+        names = self._zones.get(zone)
+        if names is not None and node.name in names:
+            names.remove(node.name)
+            if not names:
+                del self._zones[zone]
+
+    def _untrack_images(self, node: Node) -> None:
+        for image in node.status.images:
+            for name in image.names:
+                holders = self._images.get(name)
+                if holders is not None:
+                    holders.discard(node.name)
+                    self._touch_image_holders(holders)
+                    if not holders:
+                        del self._images[name]
+
+    def _touch_image_holders(self, holders: set[str]) -> None:
+        for holder in holders:
+            info = self._nodes.get(holder)
+            if info is not None:
+                self._touch(info)
+
+    def node_names(self) -> list[str]:
+        """Node names in upstream node-tree order: zones interleaved round-robin."""
+        out: list[str] = []
+        zones = [names for names in self._zones.values() if names]
+        index = 0
+        while True:
+            added = False
+            for names in zones:
+                if index < len(names):
+                    out.append(names[index])
+                    added = True
+            if not added:
+                return out
+            index += 1
+
+    @property
+    def node_count(self) -> int:
+        return len(self._nodes) - len(self._ghost)
+
+    def node_info(self, node_name: str) -> NodeInfo | None:
+        if node_name in self._ghost:
+            return None
+        return self._nodes.get(node_name)
+
+    # ---- pods -------------------------------------------------------------------------
+
+    def assume_pod(self, pod: Pod) -> None:
+        """Account ``pod`` (with ``spec.node_name`` set) before it is bound."""
+        if pod.uid in self._pods:
+            raise ValueError(f"pod {pod.key} is already in the cache")
+        assert pod.spec.node_name
+        self._add(pod)
+        self._pods[pod.uid] = _PodState(pod, assumed=True)
+
+    def finish_binding(self, pod: Pod) -> None:
+        state = self._pods.get(pod.uid)
+        if state is not None and state.assumed:
+            state.binding_finished = True
+
+    def forget_pod(self, pod: Pod) -> None:
+        """Drop an assumed pod (its binding failed or was abandoned)."""
+        state = self._pods.get(pod.uid)
+        if state is None or not state.assumed:
+            return
+        self._remove(state.pod)
+        del self._pods[pod.uid]
+
+    def is_assumed(self, uid: str) -> bool:
+        state = self._pods.get(uid)
+        return state is not None and state.assumed
+
+    def add_pod(self, pod: Pod) -> None:
+        """A pod observed bound to a node; confirms it if it was assumed."""
+        state = self._pods.get(pod.uid)
+        if state is not None:
+            if state.assumed and state.pod.spec.node_name != pod.spec.node_name:
+                self._remove(state.pod)
+                self._add(pod)
+            elif state.assumed:
+                self._replace(state.pod, pod)
+            state.pod = pod
+            state.assumed = False
+            return
+        self._add(pod)
+        self._pods[pod.uid] = _PodState(pod)
+
+    def update_pod(self, old: Pod, new: Pod) -> None:
+        state = self._pods.get(old.uid)
+        if state is None:
+            self.add_pod(new)
+            return
+        self._remove(state.pod)
+        self._add(new)
+        state.pod = new
+        state.assumed = False
+
+    def remove_pod(self, pod: Pod) -> None:
+        state = self._pods.pop(pod.uid, None)
+        if state is not None:
+            self._remove(state.pod)
+
+    def get_pod(self, uid: str) -> Pod | None:
+        state = self._pods.get(uid)
+        return state.pod if state is not None else None
+
+    def pods(self) -> Iterator[Pod]:
+        return (s.pod for s in self._pods.values())
+
+    @property
+    def pod_count(self) -> int:
+        return len(self._pods)
+
+    def _add(self, pod: Pod) -> None:
+        assert pod.spec.node_name is not None
+        info = self._info_for(pod.spec.node_name)
+        info.add_pod(PodInfo.of(pod))
+        self._touch(info)
+
+    def _replace(self, old: Pod, new: Pod) -> None:
+        self._remove(old)
+        self._add(new)
+
+    def _remove(self, pod: Pod) -> None:
+        assert pod.spec.node_name is not None
+        info = self._nodes.get(pod.spec.node_name)
+        if info is None:
+            return
+        info.remove_pod(pod)
+        self._touch(info)
+        if pod.spec.node_name in self._ghost and not info.pods:
+            del self._nodes[pod.spec.node_name]
+            self._ghost.discard(pod.spec.node_name)
+
+    # ---- snapshot ---------------------------------------------------------------------
+
+    def update_snapshot(self, snapshot: Snapshot) -> None:
+        """Bring ``snapshot`` up to date, copying only NodeInfos that changed."""
+        if snapshot.generation == self._generation:
+            return
+        names = self.node_names()
+        total = len(names)
+        by_name = snapshot._by_name
+        structure_changed = len(by_name) != total
+        for name in names:
+            info = self._nodes[name]
+            cached = by_name.get(name)
+            if cached is None or cached.generation != info.generation:
+                copy = info.clone()
+                copy.image_states = self._image_states(info.node, total)
+                by_name[name] = copy
+                structure_changed = True
+        if len(by_name) != total:
+            for name in list(by_name):
+                if name not in self._nodes or name in self._ghost:
+                    del by_name[name]
+        if structure_changed:
+            snapshot._list = [by_name[name] for name in names]
+            snapshot._with_affinity = [i for i in snapshot._list if i.pods_with_affinity]
+            snapshot._with_anti_affinity = [
+                i for i in snapshot._list if i.pods_with_required_anti_affinity
+            ]
+        snapshot.generation = self._generation
+
+    def _image_states(self, node: Node, total: int) -> dict[str, ImageStateSummary]:
+        out: dict[str, ImageStateSummary] = {}
+        for image in node.status.images:
+            for name in image.names:
+                holders = self._images.get(name, ())
+                out[name] = ImageStateSummary(image.size_bytes, len(holders))
+        return out

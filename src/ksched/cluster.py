@@ -1,0 +1,281 @@
+"""The ClusterStore seam, and InMemoryCluster: an embedded cluster for the scheduler.
+
+The scheduler learns about objects through change notifications (like informers) and
+writes back through ``bind``, ``evict`` and ``update_pod_status``. InMemoryCluster keeps
+everything in dicts and notifies listeners synchronously, so a change is visible to the
+scheduler before the call that made it returns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Protocol
+
+import anyio
+import attrs
+
+from ._errors import NotFoundError
+from .api import (
+    KubeObject,
+    Namespace,
+    Node,
+    Pod,
+    PodDisruptionBudget,
+    PodGroup,
+    PriorityClass,
+    ReplicaSet,
+    ReplicationController,
+    Service,
+    StatefulSet,
+)
+
+__all__ = ["ClusterListener", "ClusterStore", "InMemoryCluster"]
+
+ClusterListener = Callable[[str, Any, Any], None]
+"""``listener(kind, old, new)``: ``old`` is None for an add, ``new`` None for a delete."""
+
+_KINDS: dict[type, str] = {
+    Node: "Node",
+    Pod: "Pod",
+    PriorityClass: "PriorityClass",
+    PodDisruptionBudget: "PodDisruptionBudget",
+    PodGroup: "PodGroup",
+    Namespace: "Namespace",
+    Service: "Service",
+    ReplicationController: "ReplicationController",
+    ReplicaSet: "ReplicaSet",
+    StatefulSet: "StatefulSet",
+}
+
+
+def object_key(obj: Any) -> str:
+    """``namespace/name`` for namespaced objects, ``name`` for cluster-scoped ones."""
+    if isinstance(obj, PriorityClass | Namespace):
+        return obj.name
+    meta = obj.metadata
+    return f"{meta.namespace}/{meta.name}" if meta.namespace else meta.name
+
+
+class ClusterStore(Protocol):
+    """What the scheduler needs from a cluster."""
+
+    def subscribe(self, listener: ClusterListener) -> None: ...
+
+    def nodes(self) -> list[Node]: ...
+
+    def pods(self) -> list[Pod]: ...
+
+    def get_pod(self, key: str) -> Pod | None: ...
+
+    def objects(self, kind: str) -> list[Any]: ...
+
+    def namespace_labels(self, namespace: str) -> Mapping[str, str] | None: ...
+
+    async def bind(self, pod: Pod, node_name: str) -> None: ...
+
+    async def evict(self, pod: Pod) -> None: ...
+
+    async def update_pod_status(
+        self, pod: Pod, *, nominated_node_name: str | None, condition: Mapping[str, str] | None
+    ) -> None: ...
+
+
+@attrs.define(eq=False)
+class InMemoryCluster:
+    """An embedded cluster: objects in memory, listeners notified at once.
+
+    Pods get their priority resolved from PriorityClasses when added (as admission
+    does): ``priorityClassName``, else the ``globalDefault`` class, else 0.
+    """
+
+    _objects: dict[str, dict[str, Any]] = attrs.field(factory=dict)
+    _listeners: list[ClusterListener] = attrs.field(factory=list)
+    _bound: dict[str, anyio.Event] = attrs.field(factory=dict)
+    evicted: list[str] = attrs.field(factory=list)
+    """Keys of the pods evicted by preemption, in order."""
+    conditions: dict[str, Mapping[str, str]] = attrs.field(factory=dict)
+    """Pod key -> its last PodScheduled condition (type, status, reason, message)."""
+
+    # ---- reading ------------------------------------------------------------------
+
+    def subscribe(self, listener: ClusterListener) -> None:
+        self._listeners.append(listener)
+
+    def unsubscribe(self, listener: ClusterListener) -> None:
+        if listener in self._listeners:
+            self._listeners.remove(listener)
+
+    def objects(self, kind: str) -> list[Any]:
+        return list(self._objects.get(kind, {}).values())
+
+    def nodes(self) -> list[Node]:
+        return self.objects("Node")
+
+    def pods(self) -> list[Pod]:
+        return self.objects("Pod")
+
+    def get(self, kind: str, key: str) -> Any | None:
+        return self._objects.get(kind, {}).get(key)
+
+    def get_pod(self, key: str) -> Pod | None:
+        pod: Pod | None = self.get("Pod", key)
+        return pod
+
+    def get_node(self, name: str) -> Node | None:
+        node: Node | None = self.get("Node", name)
+        return node
+
+    def namespace_labels(self, namespace: str) -> Mapping[str, str] | None:
+        ns: Namespace | None = self.get("Namespace", namespace)
+        return ns.labels if ns is not None else None
+
+    def pod_groups(self, namespace: str) -> list[PodGroup]:
+        return [g for g in self.objects("PodGroup") if g.metadata.namespace == namespace]
+
+    def get_pod_group(self, namespace: str, name: str) -> PodGroup | None:
+        group: PodGroup | None = self.get("PodGroup", f"{namespace}/{name}")
+        return group
+
+    def pdbs(self) -> list[PodDisruptionBudget]:
+        return self.objects("PodDisruptionBudget")
+
+    def services(self, namespace: str) -> list[Service]:
+        return [s for s in self.objects("Service") if s.metadata.namespace == namespace]
+
+    def replication_controllers(self, namespace: str) -> list[ReplicationController]:
+        return [
+            s for s in self.objects("ReplicationController") if s.metadata.namespace == namespace
+        ]
+
+    def replica_sets(self, namespace: str) -> list[ReplicaSet]:
+        return [s for s in self.objects("ReplicaSet") if s.metadata.namespace == namespace]
+
+    def stateful_sets(self, namespace: str) -> list[StatefulSet]:
+        return [s for s in self.objects("StatefulSet") if s.metadata.namespace == namespace]
+
+    def priority_classes(self) -> list[PriorityClass]:
+        return self.objects("PriorityClass")
+
+    # ---- writing ------------------------------------------------------------------
+
+    def _notify(self, kind: str, old: Any, new: Any) -> None:
+        for listener in list(self._listeners):
+            listener(kind, old, new)
+
+    def resolve_priority(self, pod: Pod) -> Pod:
+        """The pod with ``spec.priority`` (and preemption policy) from its PriorityClass."""
+        classes: dict[str, PriorityClass] = self._objects.get("PriorityClass", {})
+        chosen: PriorityClass | None = None
+        if pod.spec.priority_class_name:
+            chosen = classes.get(pod.spec.priority_class_name)
+        elif pod.spec.priority is None:
+            chosen = next((c for c in classes.values() if c.global_default), None)
+        if chosen is None:
+            return pod
+        spec = attrs.evolve(
+            pod.spec,
+            priority=chosen.value if pod.spec.priority is None else pod.spec.priority,
+            priority_class_name=pod.spec.priority_class_name or chosen.name,
+            preemption_policy=pod.spec.preemption_policy or chosen.preemption_policy,
+        )
+        return attrs.evolve(pod, spec=spec)
+
+    def apply(self, obj: KubeObject) -> None:
+        """Create or replace an object and notify the listeners."""
+        kind = _KINDS[type(obj)]
+        if isinstance(obj, Pod):
+            obj = self.resolve_priority(obj)
+        store = self._objects.setdefault(kind, {})
+        key = object_key(obj)
+        old = store.get(key)
+        store[key] = obj
+        self._notify(kind, old, obj)
+        if isinstance(obj, Pod) and obj.spec.node_name:
+            self._bound_event(key).set()
+
+    def remove(self, kind: str, key: str) -> Any:
+        """Delete an object and notify the listeners. Raises NotFoundError."""
+        store = self._objects.get(kind, {})
+        if key not in store:
+            raise NotFoundError(f"{kind} {key}: not found")
+        old = store.pop(key)
+        self._notify(kind, old, None)
+        return old
+
+    async def add_node(self, node: Node) -> None:
+        self.apply(node)
+
+    async def add_pod(self, pod: Pod) -> None:
+        self.apply(pod)
+
+    async def add(self, objects: Iterable[KubeObject]) -> None:
+        for obj in objects:
+            self.apply(obj)
+
+    async def delete_pod(self, key: str) -> None:
+        self.remove("Pod", key)
+
+    async def delete_node(self, name: str) -> None:
+        self.remove("Node", name)
+
+    # ---- the scheduler's writes -----------------------------------------------------
+
+    async def bind(self, pod: Pod, node_name: str) -> None:
+        """Set ``spec.nodeName``. Raises NotFoundError if the pod is gone."""
+        current = self.get_pod(pod.key)
+        if current is None or current.uid != pod.uid:
+            raise NotFoundError(f"pod {pod.key}: not found")
+        if current.spec.node_name:
+            raise ValueError(f"pod {pod.key}: already bound to {current.spec.node_name}")
+        status = attrs.evolve(current.status, nominated_node_name=None)
+        bound = attrs.evolve(
+            current, spec=attrs.evolve(current.spec, node_name=node_name), status=status
+        )
+        self.conditions.pop(pod.key, None)
+        self.apply(bound)
+
+    async def evict(self, pod: Pod) -> None:
+        """Delete a pod (preemption)."""
+        current = self.get_pod(pod.key)
+        if current is None or current.uid != pod.uid:
+            raise NotFoundError(f"pod {pod.key}: not found")
+        self.evicted.append(pod.key)
+        self.remove("Pod", pod.key)
+
+    async def update_pod_status(
+        self,
+        pod: Pod,
+        *,
+        nominated_node_name: str | None,
+        condition: Mapping[str, str] | None,
+    ) -> None:
+        current = self.get_pod(pod.key)
+        if current is None:
+            return
+        if condition is not None:
+            self.conditions[pod.key] = dict(condition)
+        if current.status.nominated_node_name != nominated_node_name:
+            status = attrs.evolve(current.status, nominated_node_name=nominated_node_name)
+            self.apply(attrs.evolve(current, status=status))
+
+    # ---- waiting ------------------------------------------------------------------
+
+    def _bound_event(self, key: str) -> anyio.Event:
+        event = self._bound.get(key)
+        if event is None:
+            event = self._bound[key] = anyio.Event()
+        return event
+
+    async def wait_bound(self, key: str, timeout: float | None = None) -> Pod:
+        """Wait until the pod ``namespace/name`` is bound; returns it.
+
+        Raises TimeoutError after ``timeout`` seconds.
+        """
+        pod = self.get_pod(key)
+        if pod is not None and pod.spec.node_name:
+            return pod
+        with anyio.fail_after(timeout):
+            await self._bound_event(key).wait()
+        bound = self.get_pod(key)
+        assert bound is not None
+        return bound

@@ -1,0 +1,319 @@
+"""KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1): profiles and defaults.
+
+# pkg/scheduler/apis/config/v1/default_plugins.go (getDefaultPlugins, mergePluginSet),
+# defaults.go, and framework/runtime/framework.go expandMultiPointPlugins.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import attrs
+import yaml
+
+from ._errors import ConfigError
+
+__all__ = [
+    "DEFAULT_PLUGINS",
+    "EXTENSION_POINTS",
+    "PluginRef",
+    "PluginSet",
+    "Profile",
+    "SchedulerConfig",
+    "load_config",
+    "parse_config",
+]
+
+API_VERSION = "kubescheduler.config.k8s.io/v1"
+
+EXTENSION_POINTS: Mapping[str, str] = {
+    "preEnqueue": "pre_enqueue",
+    "queueSort": "less",
+    "preFilter": "pre_filter",
+    "filter": "filter",
+    "postFilter": "post_filter",
+    "preScore": "pre_score",
+    "score": "score",
+    "reserve": "reserve",
+    "permit": "permit",
+    "preBind": "pre_bind",
+    "bind": "bind",
+    "postBind": "post_bind",
+}
+"""Extension point (YAML name) -> the plugin method that implements it."""
+
+
+@attrs.frozen
+class PluginRef:
+    name: str
+    weight: int = 0
+
+
+@attrs.frozen
+class PluginSet:
+    enabled: tuple[PluginRef, ...] = ()
+    disabled: tuple[str, ...] = ()
+
+
+DEFAULT_PLUGINS = PluginSet(
+    enabled=(
+        PluginRef("SchedulingGates"),
+        PluginRef("PrioritySort"),
+        PluginRef("NodeUnschedulable"),
+        PluginRef("NodeName"),
+        PluginRef("TaintToleration", 3),
+        PluginRef("NodeAffinity", 2),
+        PluginRef("NodePorts"),
+        PluginRef("NodeResourcesFit", 1),
+        PluginRef("PodTopologySpread", 2),
+        PluginRef("InterPodAffinity", 2),
+        PluginRef("DefaultPreemption"),
+        PluginRef("NodeResourcesBalancedAllocation", 1),
+        PluginRef("ImageLocality", 1),
+        PluginRef("DefaultBinder"),
+    )
+)
+"""The default multiPoint set, order and weights (volume and DRA plugins aside)."""
+
+
+@attrs.frozen
+class Profile:
+    """One scheduling profile: its name, plugin sets per point, and plugin args."""
+
+    scheduler_name: str = "default-scheduler"
+    plugins: Mapping[str, PluginSet] = attrs.field(factory=dict)
+    """``multiPoint`` and the extension points, after merging with the defaults."""
+    plugin_config: Mapping[str, Mapping[str, Any]] = attrs.field(factory=dict)
+    percentage_of_nodes_to_score: int | None = None
+
+
+@attrs.frozen
+class SchedulerConfig:
+    """The scheduler's configuration, with upstream defaults."""
+
+    profiles: tuple[Profile, ...] = (Profile(plugins={"multiPoint": DEFAULT_PLUGINS}),)
+    percentage_of_nodes_to_score: int = 0
+    """0: adaptive (upstream: 50 - nodes/125, at least 5%)."""
+    parallelism: int = 16
+    pod_initial_backoff_seconds: float = 1.0
+    pod_max_backoff_seconds: float = 10.0
+
+    def profile(self, scheduler_name: str) -> Profile | None:
+        return next((p for p in self.profiles if p.scheduler_name == scheduler_name), None)
+
+
+def _merge(default: PluginSet, custom: PluginSet) -> PluginSet:
+    """Upstream mergePluginSet: defaults, re-configured in place, then custom additions."""
+    disabled = set(custom.disabled)
+    custom_index = {ref.name: i for i, ref in enumerate(custom.enabled)}
+    replaced: set[int] = set()
+    enabled: list[PluginRef] = []
+    if "*" not in disabled:
+        for ref in default.enabled:
+            if ref.name in disabled:
+                continue
+            if ref.name in custom_index:
+                index = custom_index[ref.name]
+                ref = custom.enabled[index]
+                replaced.add(index)
+            enabled.append(ref)
+    enabled.extend(ref for i, ref in enumerate(custom.enabled) if i not in replaced)
+    return PluginSet(tuple(enabled), custom.disabled)
+
+
+# ---- reading YAML ------------------------------------------------------------------
+
+
+def _fail(path: str, message: str) -> ConfigError:
+    return ConfigError(f"KubeSchedulerConfiguration: {path}: {message}")
+
+
+def _mapping(value: Any, path: str) -> Mapping[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise _fail(path, f"expected a mapping, got {value!r}")
+    return value
+
+
+def _list(value: Any, path: str) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise _fail(path, f"expected a list, got {value!r}")
+    return value
+
+
+def _int(value: Any, path: str, *, lo: int | None = None, hi: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _fail(path, f"expected an integer, got {value!r}")
+    if lo is not None and value < lo or hi is not None and value > hi:
+        bounds = f"between {lo} and {hi}" if hi is not None else f"at least {lo}"
+        raise _fail(path, f"must be {bounds}, got {value}")
+    return value
+
+
+def _plugin_set(raw: Any, path: str) -> PluginSet:
+    data = _mapping(raw, path)
+    enabled = []
+    for i, item in enumerate(_list(data.get("enabled"), f"{path}.enabled")):
+        item_path = f"{path}.enabled[{i}]"
+        item = _mapping(item, item_path)
+        name = item.get("name")
+        if not isinstance(name, str) or not name:
+            raise _fail(f"{item_path}.name", "required")
+        weight = item.get("weight")
+        enabled.append(
+            PluginRef(name, 0 if weight is None else _int(weight, f"{item_path}.weight", lo=0))
+        )
+    disabled = []
+    for i, item in enumerate(_list(data.get("disabled"), f"{path}.disabled")):
+        name = _mapping(item, f"{path}.disabled[{i}]").get("name")
+        if not isinstance(name, str) or not name:
+            raise _fail(f"{path}.disabled[{i}].name", "required")
+        disabled.append(name)
+    return PluginSet(tuple(enabled), tuple(disabled))
+
+
+def _profile(raw: Any, path: str) -> Profile:
+    data = _mapping(raw, path)
+    name = data.get("schedulerName", "default-scheduler")
+    if not isinstance(name, str) or not name:
+        raise _fail(f"{path}.schedulerName", "must be a non-empty string")
+    plugins_raw = _mapping(data.get("plugins"), f"{path}.plugins")
+    plugins: dict[str, PluginSet] = {}
+    for key in plugins_raw:
+        if key != "multiPoint" and key not in EXTENSION_POINTS:
+            raise _fail(f"{path}.plugins.{key}", "unknown extension point")
+    plugins["multiPoint"] = _merge(
+        DEFAULT_PLUGINS, _plugin_set(plugins_raw.get("multiPoint"), f"{path}.plugins.multiPoint")
+    )
+    for point in EXTENSION_POINTS:
+        if point in plugins_raw:
+            plugins[point] = _plugin_set(plugins_raw[point], f"{path}.plugins.{point}")
+    plugin_config: dict[str, Mapping[str, Any]] = {}
+    for i, item in enumerate(_list(data.get("pluginConfig"), f"{path}.pluginConfig")):
+        item_path = f"{path}.pluginConfig[{i}]"
+        item = _mapping(item, item_path)
+        pname = item.get("name")
+        if not isinstance(pname, str) or not pname:
+            raise _fail(f"{item_path}.name", "required")
+        if pname in plugin_config:
+            raise _fail(f"{item_path}.name", f"duplicate pluginConfig for plugin {pname!r}")
+        plugin_config[pname] = _mapping(item.get("args"), f"{item_path}.args")
+    pct = data.get("percentageOfNodesToScore")
+    return Profile(
+        scheduler_name=name,
+        plugins=plugins,
+        plugin_config=plugin_config,
+        percentage_of_nodes_to_score=None
+        if pct is None
+        else _int(pct, f"{path}.percentageOfNodesToScore", lo=0, hi=100),
+    )
+
+
+def parse_config(data: Mapping[str, Any] | None) -> SchedulerConfig:
+    """A SchedulerConfig from a KubeSchedulerConfiguration dict (None: the defaults).
+
+    Raises:
+        ConfigError: a malformed field, named by its path.
+    """
+    if data is None:
+        return SchedulerConfig()
+    data = _mapping(data, "config")
+    api_version = data.get("apiVersion", API_VERSION)
+    if api_version != API_VERSION:
+        raise _fail("apiVersion", f"unsupported {api_version!r} (expected {API_VERSION})")
+    kind = data.get("kind", "KubeSchedulerConfiguration")
+    if kind != "KubeSchedulerConfiguration":
+        raise _fail("kind", f"expected KubeSchedulerConfiguration, got {kind!r}")
+    raw_profiles = _list(data.get("profiles"), "profiles") or [{}]
+    profiles = tuple(_profile(p, f"profiles[{i}]") for i, p in enumerate(raw_profiles))
+    names = [p.scheduler_name for p in profiles]
+    for i, name in enumerate(names):
+        if name in names[:i]:
+            raise _fail(f"profiles[{i}].schedulerName", f"duplicate profile {name!r}")
+    pct = data.get("percentageOfNodesToScore", 0)
+    parallelism = data.get("parallelism", 16)
+    initial = data.get("podInitialBackoffSeconds", 1)
+    maximum = data.get("podMaxBackoffSeconds", 10)
+    config = SchedulerConfig(
+        profiles=profiles,
+        percentage_of_nodes_to_score=_int(pct, "percentageOfNodesToScore", lo=0, hi=100),
+        parallelism=_int(parallelism, "parallelism", lo=1),
+        pod_initial_backoff_seconds=float(_int(initial, "podInitialBackoffSeconds", lo=1)),
+        pod_max_backoff_seconds=float(_int(maximum, "podMaxBackoffSeconds", lo=1)),
+    )
+    if config.pod_max_backoff_seconds < config.pod_initial_backoff_seconds:
+        raise _fail(
+            "podMaxBackoffSeconds", "must be greater than or equal to podInitialBackoffSeconds"
+        )
+    return config
+
+
+def load_config(text: str, *, source: str = "<config>") -> SchedulerConfig:
+    """A SchedulerConfig from KubeSchedulerConfiguration YAML."""
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{source}: invalid YAML: {exc}") from exc
+    return parse_config(data)
+
+
+def expand_points(
+    profile: Profile, implements: Mapping[str, set[str]]
+) -> tuple[dict[str, list[str]], dict[str, int]]:
+    """Each extension point's ordered plugin names, and the score weights.
+
+    ``implements`` maps a plugin name to the extension points it implements.
+    # runtime/framework.go expandMultiPointPlugins
+    """
+    multi = profile.plugins.get("multiPoint", PluginSet())
+    points: dict[str, list[str]] = {}
+    weights: dict[str, int] = {}
+    for ref in multi.enabled:
+        if "score" in implements.get(ref.name, set()):
+            weights[ref.name] = ref.weight or 1
+    for point in EXTENSION_POINTS:
+        specific = profile.plugins.get(point, PluginSet())
+        enabled = [ref.name for ref in specific.enabled]
+        if point == "score":
+            for ref in specific.enabled:
+                weights[ref.name] = ref.weight or weights.get(ref.name) or 1
+        disabled = set(specific.disabled)
+        if "*" in disabled:
+            points[point] = enabled
+            continue
+        overrides: list[str] = []
+        from_multi: list[str] = []
+        for ref in multi.enabled:
+            if point not in implements.get(ref.name, set()) or ref.name in disabled:
+                continue
+            if ref.name in enabled:
+                overrides.append(ref.name)
+                continue
+            if ref.name in from_multi:
+                raise ConfigError(
+                    f"profile {profile.scheduler_name}: plugin {ref.name!r} already registered "
+                    f"at {point}"
+                )
+            from_multi.append(ref.name)
+        ordered = [n for n in enabled if n in overrides]
+        ordered += from_multi
+        ordered += [n for n in enabled if n not in overrides]
+        points[point] = ordered
+    return points, weights
+
+
+def plugin_names(profile: Profile) -> list[str]:
+    """Every plugin a profile enables anywhere, in first-mention order."""
+    seen: dict[str, None] = {}
+    for plugin_set in profile.plugins.values():
+        for ref in plugin_set.enabled:
+            seen.setdefault(ref.name, None)
+    return list(seen)
+
+
+def describe_point_names(points: Sequence[str]) -> str:
+    return ", ".join(points)

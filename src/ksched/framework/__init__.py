@@ -1,0 +1,91 @@
+"""The plugin API: statuses, cycle state, node infos, one protocol per extension point."""
+
+from ._cycle_state import CycleState as CycleState
+from ._cycle_state import StateData as StateData
+from ._events import ActionType as ActionType
+from ._events import ClusterEvent as ClusterEvent
+from ._events import ClusterEventWithHint as ClusterEventWithHint
+from ._events import EventResource as EventResource
+from ._events import QueueingHint as QueueingHint
+from ._events import QueueingHintFn as QueueingHintFn
+from ._interfaces import MAX_NODE_SCORE as MAX_NODE_SCORE
+from ._interfaces import MIN_NODE_SCORE as MIN_NODE_SCORE
+from ._interfaces import BindPlugin as BindPlugin
+from ._interfaces import EnqueueExtensions as EnqueueExtensions
+from ._interfaces import FilterPlugin as FilterPlugin
+from ._interfaces import Handle as Handle
+from ._interfaces import NodeToStatus as NodeToStatus
+from ._interfaces import PermitPlugin as PermitPlugin
+from ._interfaces import Plugin as Plugin
+from ._interfaces import PluginFactory as PluginFactory
+from ._interfaces import PostBindPlugin as PostBindPlugin
+from ._interfaces import PostFilterPlugin as PostFilterPlugin
+from ._interfaces import PostFilterResult as PostFilterResult
+from ._interfaces import PreBindPlugin as PreBindPlugin
+from ._interfaces import PreEnqueuePlugin as PreEnqueuePlugin
+from ._interfaces import PreFilterExtensions as PreFilterExtensions
+from ._interfaces import PreFilterPlugin as PreFilterPlugin
+from ._interfaces import PreFilterResult as PreFilterResult
+from ._interfaces import PreScorePlugin as PreScorePlugin
+from ._interfaces import QueuedPodInfo as QueuedPodInfo
+from ._interfaces import QueueSortPlugin as QueueSortPlugin
+from ._interfaces import ReservePlugin as ReservePlugin
+from ._interfaces import ScoreExtensions as ScoreExtensions
+from ._interfaces import ScorePlugin as ScorePlugin
+from ._interfaces import SharedLister as SharedLister
+from ._status import Code as Code
+from ._status import Status as Status
+from ._types import AffinityTerm as AffinityTerm
+from ._types import HostPortInfo as HostPortInfo
+from ._types import ImageStateSummary as ImageStateSummary
+from ._types import NodeInfo as NodeInfo
+from ._types import PodInfo as PodInfo
+from ._types import Resource as Resource
+from ._types import WeightedAffinityTerm as WeightedAffinityTerm
+from ._waiting import WaitingPod as WaitingPod
+
+__all__ = [
+    "MAX_NODE_SCORE",
+    "MIN_NODE_SCORE",
+    "ActionType",
+    "AffinityTerm",
+    "BindPlugin",
+    "ClusterEvent",
+    "ClusterEventWithHint",
+    "Code",
+    "CycleState",
+    "EnqueueExtensions",
+    "EventResource",
+    "FilterPlugin",
+    "Handle",
+    "HostPortInfo",
+    "ImageStateSummary",
+    "NodeInfo",
+    "NodeToStatus",
+    "PermitPlugin",
+    "Plugin",
+    "PluginFactory",
+    "PodInfo",
+    "PostBindPlugin",
+    "PostFilterPlugin",
+    "PostFilterResult",
+    "PreBindPlugin",
+    "PreEnqueuePlugin",
+    "PreFilterExtensions",
+    "PreFilterPlugin",
+    "PreFilterResult",
+    "PreScorePlugin",
+    "QueueSortPlugin",
+    "QueuedPodInfo",
+    "QueueingHint",
+    "QueueingHintFn",
+    "ReservePlugin",
+    "Resource",
+    "ScoreExtensions",
+    "ScorePlugin",
+    "SharedLister",
+    "StateData",
+    "Status",
+    "WaitingPod",
+    "WeightedAffinityTerm",
+]

@@ -1,0 +1,53 @@
+"""CycleState: per-attempt data that plugins share with themselves and each other."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, runtime_checkable
+
+__all__ = ["CycleState", "StateData"]
+
+
+@runtime_checkable
+class StateData(Protocol):
+    """Data kept in a CycleState. ``clone`` is used by preemption's dry runs."""
+
+    def clone(self) -> StateData: ...
+
+
+class CycleState:
+    """A key/value store that lives for one scheduling attempt of one pod.
+
+    Values that implement ``clone()`` are copied by :meth:`clone`; others are shared
+    (treat them as immutable).
+    """
+
+    __slots__ = ("_data", "skip_filter_plugins", "skip_score_plugins", "skip_pre_bind_plugins")
+
+    def __init__(self) -> None:
+        self._data: dict[str, Any] = {}
+        self.skip_filter_plugins: frozenset[str] = frozenset()
+        self.skip_score_plugins: frozenset[str] = frozenset()
+        self.skip_pre_bind_plugins: frozenset[str] = frozenset()
+
+    def read(self, key: str) -> Any:
+        """The value under ``key``. Raises KeyError when absent."""
+        return self._data[key]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self._data.get(key, default)
+
+    def write(self, key: str, value: Any) -> None:
+        self._data[key] = value
+
+    def delete(self, key: str) -> None:
+        self._data.pop(key, None)
+
+    def clone(self) -> CycleState:
+        copy = CycleState()
+        copy._data = {
+            k: (v.clone() if isinstance(v, StateData) else v) for k, v in self._data.items()
+        }
+        copy.skip_filter_plugins = self.skip_filter_plugins
+        copy.skip_score_plugins = self.skip_score_plugins
+        copy.skip_pre_bind_plugins = self.skip_pre_bind_plugins
+        return copy

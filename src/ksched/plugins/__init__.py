@@ -1,0 +1,45 @@
+"""The in-tree plugins, by their upstream names.
+
+Each plugin class has ``name`` and a classmethod ``new(args, handle)``; the registry
+imports a plugin's module only when a profile uses it.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+
+from ..framework import PluginFactory
+
+__all__ = ["IN_TREE", "in_tree_factory"]
+
+IN_TREE: Mapping[str, str] = {
+    "PrioritySort": "priority_sort:PrioritySort",
+    "SchedulingGates": "scheduling_gates:SchedulingGates",
+    "DefaultBinder": "default_binder:DefaultBinder",
+    "NodeName": "node_name:NodeName",
+    "NodeUnschedulable": "node_unschedulable:NodeUnschedulable",
+    "NodePorts": "node_ports:NodePorts",
+    "NodeResourcesFit": "node_resources_fit:NodeResourcesFit",
+    "NodeResourcesBalancedAllocation": (
+        "node_resources_balanced_allocation:NodeResourcesBalancedAllocation"
+    ),
+    "NodeAffinity": "node_affinity:NodeAffinity",
+    "TaintToleration": "taint_toleration:TaintToleration",
+    "ImageLocality": "image_locality:ImageLocality",
+    "InterPodAffinity": "inter_pod_affinity:InterPodAffinity",
+    "PodTopologySpread": "pod_topology_spread:PodTopologySpread",
+    "DefaultPreemption": "default_preemption:DefaultPreemption",
+    "Coscheduling": "coscheduling:Coscheduling",
+}
+
+
+def in_tree_factory(name: str) -> PluginFactory | None:
+    """The factory of the in-tree plugin ``name`` (None when there is none)."""
+    target = IN_TREE.get(name)
+    if target is None:
+        return None
+    module_name, _, attr = target.partition(":")
+    module = importlib.import_module(f"{__name__}.{module_name}")
+    factory: PluginFactory = getattr(module, attr).new
+    return factory

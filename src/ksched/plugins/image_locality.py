@@ -1,0 +1,92 @@
+"""ImageLocality: favour nodes that already hold the pod's images.
+
+# pkg/scheduler/framework/plugins/imagelocality/image_locality.go
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+import attrs
+
+from ..api import Pod
+from ..framework import MAX_NODE_SCORE, CycleState, Handle, NodeInfo
+
+__all__ = ["ImageLocality", "normalized_image_name"]
+
+NAME: Final = "ImageLocality"
+PRE_SCORE_STATE_KEY: Final = "PreScore" + NAME
+
+MB: Final = 1024 * 1024
+MIN_THRESHOLD: Final = 23 * MB
+"""Image sums below this score 0."""
+MAX_CONTAINER_THRESHOLD: Final = 1000 * MB
+"""Per container: image sums at ``MAX_CONTAINER_THRESHOLD * containers`` or above score 100."""
+
+
+def normalized_image_name(name: str) -> str:
+    """The image name as a node reports it: ``:latest`` added when no tag is given."""
+    if name.rfind(":") <= name.rfind("/"):
+        return name + ":latest"
+    return name
+
+
+def calculate_priority(sum_scores: int, num_containers: int) -> int:
+    """Map the summed image scores linearly from [23Mi, 1000Mi * containers] onto 0..100."""
+    max_threshold = MAX_CONTAINER_THRESHOLD * num_containers
+    if sum_scores < MIN_THRESHOLD:
+        sum_scores = MIN_THRESHOLD
+    elif sum_scores > max_threshold:
+        sum_scores = max_threshold
+    return MAX_NODE_SCORE * (sum_scores - MIN_THRESHOLD) // (max_threshold - MIN_THRESHOLD)
+
+
+@attrs.frozen(slots=True)
+class _PreScoreState:
+    images: tuple[str, ...]
+    """Normalized image of every init and app container, in that order."""
+    total_nodes: int
+
+    def clone(self) -> _PreScoreState:
+        return self
+
+
+class ImageLocality:
+    """Scores each node by the size of the pod's images it already has, each image scaled
+    by the share of all nodes holding it (so a rare image does not draw every pod)."""
+
+    name = NAME
+
+    def __init__(self, handle: Handle) -> None:
+        self._handle = handle
+
+    @classmethod
+    def new(cls, args: Mapping[str, Any] | None, handle: Handle) -> ImageLocality:
+        return cls(handle)
+
+    def _state(self, pod: Pod) -> _PreScoreState:
+        images = tuple(
+            normalized_image_name(c.image)
+            for c in (*pod.spec.init_containers, *pod.spec.containers)
+        )
+        return _PreScoreState(images, len(self._handle.snapshot.list()))
+
+    def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> None:
+        state.write(PRE_SCORE_STATE_KEY, self._state(pod))
+        return None
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
+        s = state.get(PRE_SCORE_STATE_KEY)
+        if s is None:
+            s = self._state(pod)
+        image_states = node_info.image_states
+        total = 0
+        for image in s.images:
+            summary = image_states.get(image)
+            if summary is not None:
+                total += int(summary.size * (summary.num_nodes / s.total_nodes))
+        return calculate_priority(total, len(s.images))
+
+    def score_extensions(self) -> None:
+        return None

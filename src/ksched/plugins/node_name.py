@@ -1,0 +1,51 @@
+"""NodeName: a pod that names a node fits only that node.
+
+# pkg/scheduler/framework/plugins/nodename/node_name.go
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+from ..api import Pod
+from ..framework import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    Code,
+    CycleState,
+    EventResource,
+    Handle,
+    NodeInfo,
+    Status,
+)
+
+__all__ = ["ERR_REASON", "NodeName", "fits"]
+
+NAME: Final = "NodeName"
+ERR_REASON: Final = "node(s) didn't match the requested node name"
+
+_REJECTED: Final = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_REASON,))
+
+
+def fits(pod: Pod, node_info: NodeInfo) -> bool:
+    """Whether ``pod`` names no node, or names this one."""
+    return not pod.spec.node_name or pod.spec.node_name == node_info.node.name
+
+
+class NodeName:
+    """Filters out every node but the one in ``spec.nodeName`` (if set)."""
+
+    name = NAME
+
+    @classmethod
+    def new(cls, args: Mapping[str, Any] | None, handle: Handle) -> NodeName:
+        return cls()
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        return None if fits(pod, node_info) else _REJECTED
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        # Only a new node can be the named one; no hint needed.
+        return [ClusterEventWithHint(ClusterEvent(EventResource.NODE, ActionType.ADD))]

@@ -1,0 +1,135 @@
+"""NodeResourcesBalancedAllocation: favour nodes whose resource usage stays even.
+
+# pkg/scheduler/framework/plugins/noderesources/balanced_allocation.go (+ resource_allocation.go);
+# defaults and validation of NodeResourcesBalancedAllocationArgs from pkg/scheduler/apis/config.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+import attrs
+
+from .._errors import ConfigError
+from ..api import Pod
+from ..framework import MAX_NODE_SCORE, Code, CycleState, Handle, NodeInfo, Status
+from .node_resources_fit import (
+    DEFAULT_RESOURCES,
+    ResourceAllocationScorer,
+    ResourceSpec,
+    parse_resource_specs,
+)
+
+__all__ = ["NodeResourcesBalancedAllocation", "NodeResourcesBalancedAllocationArgs"]
+
+NAME: Final = "NodeResourcesBalancedAllocation"
+PRE_SCORE_STATE_KEY: Final = "PreScore" + NAME
+
+
+@attrs.frozen
+class NodeResourcesBalancedAllocationArgs:
+    """NodeResourcesBalancedAllocationArgs (v1), defaults applied: cpu and memory, weight 1."""
+
+    resources: tuple[ResourceSpec, ...] = DEFAULT_RESOURCES
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any] | None) -> NodeResourcesBalancedAllocationArgs:
+        if raw is None:
+            return cls()
+        if not isinstance(raw, Mapping):
+            raise ConfigError(f"{NAME}: args: must be a mapping, not {type(raw).__name__}")
+        unknown = sorted(set(raw) - {"resources", "apiVersion", "kind"})
+        if unknown:
+            raise ConfigError(f"{NAME}: args.{unknown[0]}: unknown field")
+        resources = parse_resource_specs(raw.get("resources"), "args.resources", NAME)
+        return cls(resources=resources or DEFAULT_RESOURCES)
+
+
+def validate_balanced_allocation_args(args: NodeResourcesBalancedAllocationArgs) -> None:
+    """Upstream ValidateNodeResourcesBalancedAllocationArgs: unique names, every weight 1."""
+    errs = []
+    seen: set[str] = set()
+    for i, spec in enumerate(args.resources):
+        if spec.name in seen:
+            errs.append(f"args.resources[{i}].name: Duplicate value: {spec.name!r}")
+        seen.add(spec.name)
+        if spec.weight != 1:
+            errs.append(f"args.resources[{i}].weight: Invalid value: {spec.weight}: must be 1")
+    if errs:
+        raise ConfigError(f"{NAME}: " + "; ".join(errs))
+
+
+def balanced_resource_score(requested: Sequence[int], allocatable: Sequence[int]) -> int:
+    """(1 - standard deviation of the requested fractions) * 100, truncated.
+
+    Resources the node lacks are left out; a fraction above 1 counts as 1.
+    """
+    fractions = []
+    total = 0.0
+    for i, cap in enumerate(allocatable):
+        if cap == 0:
+            continue
+        fraction = requested[i] / cap
+        if fraction > 1:
+            fraction = 1.0
+        total += fraction
+        fractions.append(fraction)
+    std = 0.0
+    if len(fractions) == 2:
+        std = abs((fractions[0] - fractions[1]) / 2)
+    elif len(fractions) > 2:
+        mean = total / len(fractions)
+        acc = 0.0
+        for fraction in fractions:
+            acc = acc + (fraction - mean) * (fraction - mean)
+        std = math.sqrt(acc / len(fractions))
+    return int((1 - std) * MAX_NODE_SCORE)
+
+
+@attrs.frozen(slots=True)
+class _PreScoreState:
+    pod_requests: tuple[int, ...]
+
+    def clone(self) -> _PreScoreState:
+        return self
+
+
+class NodeResourcesBalancedAllocation:
+    """Scores a node by how evenly the pod would leave its resources used (actual
+    requests, no non-zero defaults); a pod requesting nothing is not scored."""
+
+    name = NAME
+
+    def __init__(self, args: NodeResourcesBalancedAllocationArgs | None = None) -> None:
+        args = args or NodeResourcesBalancedAllocationArgs()
+        validate_balanced_allocation_args(args)
+        self.args = args
+        self._allocation = ResourceAllocationScorer(args.resources, use_requested=True)
+
+    @classmethod
+    def new(cls, args: Mapping[str, Any] | None, handle: Handle) -> NodeResourcesBalancedAllocation:
+        return cls(NodeResourcesBalancedAllocationArgs.from_dict(args))
+
+    def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
+        reqs = self._allocation.pod_request_list(pod)
+        if not any(reqs):
+            # Best-effort pods would all pile onto the same balanced node: not scored.
+            return Status(Code.SKIP)
+        state.write(PRE_SCORE_STATE_KEY, _PreScoreState(reqs))
+        return None
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
+        s = state.get(PRE_SCORE_STATE_KEY)
+        if s is not None:
+            reqs = s.pod_requests
+        else:
+            reqs = self._allocation.pod_request_list(pod)
+            if not any(reqs):
+                return 0
+        allocatable, requested = self._allocation.allocatable_and_requested(node_info, reqs)
+        return balanced_resource_score(requested, allocatable)
+
+    def score_extensions(self) -> None:
+        return None

@@ -1,0 +1,198 @@
+"""PreFilter state, its incremental updates and the Filter rule (DoNotSchedule).
+
+# pkg/scheduler/framework/plugins/podtopologyspread/filtering.go
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ...api import Node, Pod
+from ...framework import NodeInfo
+from ._common import NodeInclusion, SpreadConstraint, has_all_keys
+
+__all__ = ["MAX_INT32", "CriticalPaths", "PreFilterState", "compute_pre_filter_state"]
+
+MAX_INT32 = 2**31 - 1
+
+
+class CriticalPaths:
+    """The two domains with the fewest matching pods seen so far for one constraint.
+
+    ``num0`` is always the minimum; ``num1`` is at least ``num0`` but not necessarily
+    the second smallest. Two entries are enough because preemption only ever changes
+    pods on one node of a cloned state at a time.
+    """
+
+    __slots__ = ("num0", "num1", "value0", "value1")
+
+    def __init__(
+        self, value0: str = "", num0: int = MAX_INT32, value1: str = "", num1: int = MAX_INT32
+    ) -> None:
+        self.value0, self.num0, self.value1, self.num1 = value0, num0, value1, num1
+
+    def update(self, value: str, num: int) -> None:
+        """upstream criticalPaths.update."""
+        if value == self.value0:
+            self.num0 = num
+        elif value == self.value1:
+            self.num1 = num
+        else:
+            if num < self.num0:
+                self.value1, self.num1 = self.value0, self.num0
+                self.value0, self.num0 = value, num
+            elif num < self.num1:
+                self.value1, self.num1 = value, num
+            return
+        if self.num0 > self.num1:
+            self.value0, self.num0, self.value1, self.num1 = (
+                self.value1,
+                self.num1,
+                self.value0,
+                self.num0,
+            )
+
+    def as_tuple(self) -> tuple[tuple[str, int], tuple[str, int]]:
+        return (self.value0, self.num0), (self.value1, self.num1)
+
+    def copy(self) -> CriticalPaths:
+        return CriticalPaths(self.value0, self.num0, self.value1, self.num1)
+
+    def __repr__(self) -> str:
+        return f"CriticalPaths({self.as_tuple()!r})"
+
+
+class PreFilterState:
+    """What PreFilter computed for the pod's DoNotSchedule constraints, by constraint index:
+    matching pods per topology value and the critical paths."""
+
+    __slots__ = ("constraints", "critical_paths", "self_match", "tp_value_to_match_num")
+
+    def __init__(
+        self,
+        constraints: Sequence[SpreadConstraint],
+        self_match: Sequence[int],
+        tp_value_to_match_num: list[dict[str, int]],
+        critical_paths: list[CriticalPaths],
+    ) -> None:
+        self.constraints = constraints
+        self.self_match = self_match
+        self.tp_value_to_match_num = tp_value_to_match_num
+        self.critical_paths = critical_paths
+
+    def clone(self) -> PreFilterState:
+        return PreFilterState(
+            self.constraints,
+            self.self_match,
+            [dict(m) for m in self.tp_value_to_match_num],
+            [p.copy() for p in self.critical_paths],
+        )
+
+    def min_match_num(self, i: int) -> int:
+        """The global minimum of constraint ``i``; 0 while fewer domains than minDomains."""
+        if len(self.tp_value_to_match_num[i]) < self.constraints[i].min_domains:
+            return 0
+        return self.critical_paths[i].num0
+
+    def update_with_pod(self, updated: Pod, preemptor: Pod, node: Node | None, delta: int) -> None:
+        """Count ``updated`` in (``delta`` 1) or out (-1) on ``node`` (upstream updateWithPod)."""
+        if node is None or updated.namespace != preemptor.namespace:
+            return
+        labels = node.metadata.labels
+        if not has_all_keys(labels, self.constraints):
+            return
+        inclusion: NodeInclusion | None = None
+        pod_labels = updated.labels
+        for i, c in enumerate(self.constraints):
+            if not c.selector.matches(pod_labels):
+                continue
+            if inclusion is None:
+                inclusion = NodeInclusion(preemptor)
+            if not inclusion.includes(c, node):
+                continue
+            value = labels[c.topology_key]
+            counts = self.tp_value_to_match_num[i]
+            counts[value] = counts.get(value, 0) + delta
+            self.critical_paths[i].update(value, counts[value])
+
+
+def compute_pre_filter_state(
+    pod: Pod, constraints: Sequence[SpreadConstraint], nodes: Sequence[NodeInfo]
+) -> PreFilterState:
+    """Count matching pods per topology value over ``nodes`` (upstream calPreFilterState).
+
+    A node counts only when it carries every constraint's topology key and, per
+    constraint, passes the nodeAffinityPolicy / nodeTaintsPolicy inclusion check.
+    """
+    namespace = pod.namespace
+    inclusion = NodeInclusion(pod)
+    n = len(constraints)
+    keys = tuple(c.topology_key for c in constraints)
+    counts: list[dict[str, int]] = [{} for _ in range(n)]
+    # Per constraint: whether the inclusion policies can exclude a node at all.
+    checks = [
+        (c.node_affinity_policy == "Honor" and inclusion.has_affinity)
+        or c.node_taints_policy == "Honor"
+        for c in constraints
+    ]
+    matchers = [None if c.selector.is_nothing else c.selector.matches for c in constraints]
+
+    if n == 1:
+        key, check, match, tally = keys[0], checks[0], matchers[0], counts[0]
+        c0 = constraints[0]
+        for info in nodes:
+            node = info.node
+            value = node.metadata.labels.get(key)
+            if value is None:
+                continue
+            if check and not inclusion.includes(c0, node):
+                continue
+            found = 0
+            if match is not None:
+                for pod_info in info.pods:
+                    meta = pod_info.pod.metadata
+                    if (
+                        meta.namespace == namespace
+                        and meta.deletion_timestamp is None
+                        and match(meta.labels)
+                    ):
+                        found += 1
+            tally[value] = tally.get(value, 0) + found
+    else:
+        for info in nodes:
+            node = info.node
+            labels = node.metadata.labels
+            values = [labels.get(k) for k in keys]
+            if None in values:
+                continue
+            active = [
+                i for i in range(n) if not checks[i] or inclusion.includes(constraints[i], node)
+            ]
+            if not active:
+                continue
+            found_by = [0] * n
+            live = [(i, m) for i in active if (m := matchers[i]) is not None]
+            if live:
+                for pod_info in info.pods:
+                    meta = pod_info.pod.metadata
+                    if meta.namespace != namespace or meta.deletion_timestamp is not None:
+                        continue
+                    pod_labels = meta.labels
+                    for i, m in live:
+                        if m(pod_labels):
+                            found_by[i] += 1
+            for i in active:
+                value = values[i]
+                assert value is not None
+                tally = counts[i]
+                tally[value] = tally.get(value, 0) + found_by[i]
+
+    paths = []
+    for tally in counts:
+        p = CriticalPaths()
+        for value, num in tally.items():
+            p.update(value, num)
+        paths.append(p)
+    own = pod.labels
+    self_match = tuple(1 if c.selector.matches(own) else 0 for c in constraints)
+    return PreFilterState(constraints, self_match, counts, paths)

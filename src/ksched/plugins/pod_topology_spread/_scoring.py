@@ -1,0 +1,141 @@
+"""PreScore state, Score and NormalizeScore (ScheduleAnyway).
+
+# pkg/scheduler/framework/plugins/podtopologyspread/scoring.go
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from ...api import Pod
+from ...framework import MAX_NODE_SCORE, NodeInfo
+from ._common import LABEL_HOSTNAME, NodeInclusion, SpreadConstraint, count_matching, has_all_keys
+
+__all__ = ["PreScoreState", "compute_pre_score_state", "normalize", "round_half_away", "score"]
+
+
+class PreScoreState:
+    """By constraint index: matching pods per topology value of the scored nodes (hostname
+    constraints count on the node itself in Score) and each topology's weight; and the
+    scored nodes that lack a topology key (scored 0)."""
+
+    __slots__ = (
+        "constraints",
+        "ignored_nodes",
+        "topology_normalizing_weight",
+        "topology_value_to_pod_counts",
+    )
+
+    def __init__(
+        self,
+        constraints: Sequence[SpreadConstraint],
+        ignored_nodes: set[str],
+        topology_value_to_pod_counts: list[dict[str, int]],
+        topology_normalizing_weight: list[float],
+    ) -> None:
+        self.constraints = constraints
+        self.ignored_nodes = ignored_nodes
+        self.topology_value_to_pod_counts = topology_value_to_pod_counts
+        self.topology_normalizing_weight = topology_normalizing_weight
+
+    def clone(self) -> PreScoreState:
+        return self  # read-only after PreScore
+
+
+def topology_normalizing_weight(size: int) -> float:
+    """ln(size + 2): keeps the counts of small topologies from being drowned by big ones."""
+    return math.log(size + 2)
+
+
+def compute_pre_score_state(
+    pod: Pod,
+    constraints: Sequence[SpreadConstraint],
+    filtered_nodes: Sequence[NodeInfo],
+    all_nodes: Sequence[NodeInfo],
+    require_all_topologies: bool,
+) -> PreScoreState:
+    """upstream initPreScoreState + the counting pass of PreScore."""
+    n = len(constraints)
+    counts: list[dict[str, int]] = [{} for _ in range(n)]
+    ignored: set[str] = set()
+    zonal = [i for i, c in enumerate(constraints) if c.topology_key != LABEL_HOSTNAME]
+    for info in filtered_nodes:
+        labels = info.node.metadata.labels
+        if require_all_topologies and not has_all_keys(labels, constraints):
+            ignored.add(info.name)
+            continue
+        for i in zonal:
+            counts[i].setdefault(labels.get(constraints[i].topology_key, ""), 0)
+
+    weights = []
+    for i, c in enumerate(constraints):
+        size = (
+            len(filtered_nodes) - len(ignored)
+            if c.topology_key == LABEL_HOSTNAME
+            else len(counts[i])
+        )
+        weights.append(topology_normalizing_weight(size))
+
+    if zonal:
+        namespace = pod.namespace
+        inclusion = NodeInclusion(pod)
+        for info in all_nodes:
+            node = info.node
+            labels = node.metadata.labels
+            if require_all_topologies and not has_all_keys(labels, constraints):
+                continue
+            for i in zonal:
+                c = constraints[i]
+                tally = counts[i]
+                value = labels.get(c.topology_key, "")
+                if value not in tally or not inclusion.includes(c, node):
+                    continue
+                tally[value] += count_matching(info.pods, c.selector, namespace)
+    return PreScoreState(constraints, ignored, counts, weights)
+
+
+def round_half_away(x: float) -> int:
+    """Go's math.Round (halves away from zero), for the non-negative raw scores."""
+    whole = math.floor(x)
+    return int(whole) + (1 if x - whole >= 0.5 else 0)
+
+
+def score(s: PreScoreState, pod: Pod, info: NodeInfo) -> int:
+    """sum over constraints of count * weight + (maxSkew - 1), rounded."""
+    if info.name in s.ignored_nodes:
+        return 0
+    labels = info.node.metadata.labels
+    total = 0.0
+    for i, c in enumerate(s.constraints):
+        value = labels.get(c.topology_key)
+        if value is None:
+            continue
+        if c.topology_key == LABEL_HOSTNAME:
+            cnt = count_matching(info.pods, c.selector, pod.namespace)
+        else:
+            cnt = s.topology_value_to_pod_counts[i].get(value, 0)
+        total += cnt * s.topology_normalizing_weight[i] + (c.max_skew - 1)
+    return round_half_away(total)
+
+
+def normalize(s: PreScoreState, scores: dict[str, int]) -> None:
+    """Fewer matching pods score higher: 100 * (max + min - score) / max; ignored nodes 0."""
+    ignored = s.ignored_nodes
+    lowest: int | None = None
+    highest = 0
+    for name, value in scores.items():
+        if name in ignored:
+            continue
+        if lowest is None or value < lowest:
+            lowest = value
+        if value > highest:
+            highest = value
+    for name, value in scores.items():
+        if name in ignored:
+            scores[name] = 0
+        elif highest == 0:
+            scores[name] = MAX_NODE_SCORE
+        else:
+            assert lowest is not None
+            scores[name] = MAX_NODE_SCORE * (highest + lowest - value) // highest
