@@ -1,5 +1,8 @@
 """ksched: the Kubernetes scheduling framework as an asyncio/trio engine."""
 
+from ._diagnosis import AttemptReport as AttemptReport
+from ._diagnosis import FitError as FitError
+from ._diagnosis import SchedulingEvent as SchedulingEvent
 from ._errors import ConfigError as ConfigError
 from ._errors import KschedError as KschedError
 from ._errors import ManifestError as ManifestError
@@ -7,13 +10,38 @@ from ._errors import NotFoundError as NotFoundError
 from ._errors import SchedulerClosedError as SchedulerClosedError
 from .api import Node as Node
 from .api import Pod as Pod
+from .api import PodGroup as PodGroup
+from .api import PriorityClass as PriorityClass
+from .api import load_manifests as load_manifests
+from .api import read_object as read_object
+from .cluster import ClusterStore as ClusterStore
+from .cluster import InMemoryCluster as InMemoryCluster
+from .config import Profile as Profile
+from .config import SchedulerConfig as SchedulerConfig
+from .config import load_config as load_config
+from .config import parse_config as parse_config
+from .scheduler import Scheduler as Scheduler
 
 __all__ = [
+    "AttemptReport",
+    "ClusterStore",
     "ConfigError",
+    "FitError",
+    "InMemoryCluster",
     "KschedError",
     "ManifestError",
     "Node",
     "NotFoundError",
     "Pod",
+    "PodGroup",
+    "PriorityClass",
+    "Profile",
+    "Scheduler",
     "SchedulerClosedError",
+    "SchedulerConfig",
+    "SchedulingEvent",
+    "load_config",
+    "load_manifests",
+    "parse_config",
+    "read_object",
 ]

@@ -29,7 +29,7 @@ class FitError:
     pre_filter_status: Status = attrs.field(factory=lambda: Status(Code.SUCCESS))
 
     def message(self) -> str:
-        """Upstream's text: ``0/3 nodes are available: 1 Insufficient cpu, 2 .... preemption: ...``."""
+        """Upstream's text: ``0/3 nodes are available: 1 Insufficient cpu, ...``."""
         text = NO_NODE_AVAILABLE.format(self.num_all_nodes) + ":"
         if self.pre_filter_message:
             text += f" {self.pre_filter_message}."

@@ -20,7 +20,11 @@ Registry = Mapping[str, PluginFactory]
 
 def implemented_points(plugin: Plugin) -> set[str]:
     """The extension points a plugin implements, by its methods (checked once)."""
-    return {point for point, method in EXTENSION_POINTS.items() if callable(getattr(plugin, method, None))}
+    return {
+        point
+        for point, method in EXTENSION_POINTS.items()
+        if callable(getattr(plugin, method, None))
+    }
 
 
 def resolve_factory(name: str, registry: Registry | None) -> PluginFactory:
@@ -37,7 +41,7 @@ def build_framework(
     profile: Profile,
     *,
     registry: Registry | None,
-    handle_for: Callable[[Framework | None], Handle],
+    handle_for: Callable[[Framework | None], Handle],  # called with None, then the result
     waiting_pods: WaitingPods,
 ) -> Framework:
     """Instantiate the profile's plugins (once each) and order them per extension point.

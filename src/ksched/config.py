@@ -148,7 +148,7 @@ def _list(value: Any, path: str) -> list[Any]:
 def _int(value: Any, path: str, *, lo: int | None = None, hi: int | None = None) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise _fail(path, f"expected an integer, got {value!r}")
-    if lo is not None and value < lo or hi is not None and value > hi:
+    if (lo is not None and value < lo) or (hi is not None and value > hi):
         bounds = f"between {lo} and {hi}" if hi is not None else f"at least {lo}"
         raise _fail(path, f"must be {bounds}, got {value}")
     return value

@@ -99,7 +99,8 @@ class _Handle:
         return anyio.current_time()
 
     def namespace_labels(self, namespace: str) -> Mapping[str, str] | None:
-        return self._scheduler.cluster.namespace_labels(namespace)
+        labels: Mapping[str, str] | None = self._scheduler.cluster.namespace_labels(namespace)
+        return labels
 
     def get_waiting_pod(self, uid: str) -> WaitingPod | None:
         return self._scheduler.waiting_pods.get(uid)
@@ -122,6 +123,12 @@ class _Handle:
 
     def record_event(self, pod: Pod, reason: str, message: str) -> None:
         self._scheduler._emit(reason, pod, message=message)
+
+    def bind(self, framework: Framework | None) -> _Handle:
+        """Attach the profile's framework once it is built (plugins get the handle first)."""
+        if framework is not None:
+            self.framework = framework
+        return self
 
     def _fw(self) -> Framework:
         assert self.framework is not None, "the framework is not built yet"
@@ -180,17 +187,11 @@ class Scheduler:
         self.frameworks: dict[str, Framework] = {}
         for profile in self.config.profiles:
             handle = _Handle(self)
-
-            def handle_for(fw: Framework | None, handle: _Handle = handle) -> _Handle:
-                if fw is not None:
-                    handle.framework = fw
-                return handle
-
             self.frameworks[profile.scheduler_name] = build_framework(
                 self.config,
                 profile,
                 registry=registry,
-                handle_for=handle_for,
+                handle_for=handle.bind,
                 waiting_pods=self.waiting_pods,
             )
         first = next(iter(self.frameworks.values()))
@@ -235,7 +236,9 @@ class Scheduler:
                     await scheduler.aclose()
                 tg.cancel_scope.cancel()
 
-    async def serve(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+    async def serve(
+        self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
+    ) -> None:
         """Run the queue's flushes, the scheduling loop and the binding cycles."""
         if self._closed:
             raise SchedulerClosedError("the scheduler was shut down")
@@ -307,9 +310,15 @@ class Scheduler:
             if resource is None:
                 return
             action = (
-                ActionType.ADD if old is None else ActionType.DELETE if new is None else ActionType.UPDATE_OTHER
+                ActionType.ADD
+                if old is None
+                else ActionType.DELETE
+                if new is None
+                else ActionType.UPDATE_OTHER
             )
-            self.queue.move_all_to_active_or_backoff(ClusterEvent(resource, action, f"{kind}{action.name}"), old, new)
+            self.queue.move_all_to_active_or_backoff(
+                ClusterEvent(resource, action, f"{kind}{action.name}"), old, new
+            )
 
     def _on_node(self, old: Node | None, new: Node | None) -> None:
         if new is None:
@@ -347,7 +356,9 @@ class Scheduler:
             else:
                 self.cache.update_pod(old, new)
                 for action in _pod_changes(old, new):
-                    event = ClusterEvent(EventResource.ASSIGNED_POD, action, f"AssignedPod{action.name}")
+                    event = ClusterEvent(
+                        EventResource.ASSIGNED_POD, action, f"AssignedPod{action.name}"
+                    )
                     self.queue.assigned_pod_updated(old, new, event)
             return
         if new.spec.scheduler_name not in self.frameworks:
@@ -384,17 +395,23 @@ class Scheduler:
         record.attempts = qpi.attempts
         state = CycleState()
         try:
-            with anyio.fail_after(self.plugin_timeout if fw.filters_async or fw.scores_async else math.inf):
+            with anyio.fail_after(
+                self.plugin_timeout if fw.filters_async or fw.scores_async else math.inf
+            ):
                 result = await self._scheduling_cycle(fw, state, qpi)
         except TimeoutError:
-            result = _Failure(Status(Code.ERROR, (f"scheduling cycle timed out after {self.plugin_timeout}s",)))
+            result = _Failure(
+                Status(Code.ERROR, (f"scheduling cycle timed out after {self.plugin_timeout}s",))
+            )
         if isinstance(result, _Failure):
             await self._handle_failure(fw, qpi, result)
             return
         assumed, node_name, waiting = result
         self._binding_tasks += 1
         assert self._binding_tg is not None
-        self._binding_tg.start_soon(self._binding_cycle, fw, state, qpi, assumed, node_name, waiting)
+        self._binding_tg.start_soon(
+            self._binding_cycle, fw, state, qpi, assumed, node_name, waiting
+        )
 
     async def _scheduling_cycle(
         self, fw: Framework, state: CycleState, qpi: QueuedPodInfo
@@ -404,7 +421,9 @@ class Scheduler:
         report = AttemptReport() if self.explain else None
         if len(self.snapshot) == 0:
             return _Failure(
-                Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("no nodes available to schedule pods",)),
+                Status(
+                    Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("no nodes available to schedule pods",)
+                ),
                 clear_nomination=True,
             )
         found = await self._schedule_pod(fw, state, pod, report)
@@ -474,7 +493,7 @@ class Scheduler:
             )
         statuses = NodeToStatus()
         nominated = pod.status.nominated_node_name
-        nominated_for = self.queue.nominated_pods_for_node if self.queue.has_nominated_pods() else None
+        nominated_for = self.queue.nominated_pods_for_node if self._has_nominated() else None
         if nominated:
             info = self.snapshot.get(nominated)
             if info is not None:
@@ -485,7 +504,7 @@ class Scheduler:
                     return outcome.error
                 if outcome.feasible:
                     if report is not None:
-                        report.filter[nominated] = outcome.feasible and Status(Code.SUCCESS)
+                        report.filter[nominated] = Status(Code.SUCCESS)
                         report.selected = nominated
                     return nominated
         nodes: Sequence[NodeInfo] = all_nodes
@@ -510,11 +529,15 @@ class Scheduler:
             state, pod, nodes, start=start, limit=limit, nominated_for=nominated_for
         )
         if all_nodes:
-            self._next_start_node_index = (self._next_start_node_index + outcome.processed) % len(all_nodes)
+            self._next_start_node_index = (self._next_start_node_index + outcome.processed) % len(
+                all_nodes
+            )
         for name, st in outcome.statuses.items():
             statuses.set(name, st)
         if report is not None:
-            report.evaluated = [i.name for i in outcome.feasible] + [n for n, _ in outcome.statuses.items()]
+            report.evaluated = [i.name for i in outcome.feasible] + [
+                n for n, _ in outcome.statuses.items()
+            ]
             for name, st in outcome.statuses.items():
                 report.filter[name] = st
             for info in outcome.feasible:
@@ -550,6 +573,10 @@ class Scheduler:
             report.skipped_score_plugins = set(state.skip_score_plugins)
             report.selected = best
         return best
+
+    def _has_nominated(self) -> bool:
+        probe = getattr(self.queue, "has_nominated_pods", None)
+        return True if probe is None else bool(probe())
 
     def _select_host(self, feasible: Sequence[NodeInfo], totals: Mapping[str, int]) -> str:
         """The highest total; ties broken at random (seedable), as upstream's heap does."""
@@ -663,7 +690,9 @@ class Scheduler:
             await fw.run_post_bind(state, assumed, node_name)
         except BaseException as exc:
             with anyio.CancelScope(shield=True):
-                message = "binding cycle cancelled" if _is_cancel(exc) else f"binding failed: {exc!r}"
+                message = (
+                    "binding cycle cancelled" if _is_cancel(exc) else f"binding failed: {exc!r}"
+                )
                 await self._binding_failed(
                     fw, state, qpi, assumed, node_name, Status(Code.ERROR, (message,)), None
                 )

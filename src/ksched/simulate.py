@@ -181,7 +181,9 @@ def load_scenario(path: str | Path) -> Scenario:
 class _Run:
     """One scenario run: the cluster, the scheduler, and what is reported."""
 
-    def __init__(self, scenario: Scenario, seed: int, on_event: Callable[[SchedulingEvent], None] | None) -> None:
+    def __init__(
+        self, scenario: Scenario, seed: int, on_event: Callable[[SchedulingEvent], None] | None
+    ) -> None:
         self.scenario = scenario
         self.cluster = InMemoryCluster()
         self.t0 = 0.0
@@ -216,7 +218,7 @@ class _Run:
             changes["uid"] = f"{obj.key}#{self.serial}"
         if not changes:
             return obj
-        return attrs.evolve(obj, metadata=attrs.evolve(meta, **changes))  # type: ignore[misc]
+        return attrs.evolve(obj, metadata=attrs.evolve(meta, **changes))
 
     def create(self, objects: Sequence[KubeObject]) -> None:
         for obj in objects:
@@ -238,7 +240,7 @@ class _Run:
             meta = getattr(obj, "metadata", None)
             if meta is not None:
                 old_meta = existing.metadata
-                obj = attrs.evolve(  # type: ignore[misc]
+                obj = attrs.evolve(
                     obj,
                     metadata=attrs.evolve(
                         meta,
@@ -293,9 +295,14 @@ class _Run:
                 phase = "Waiting"
             elif where == "gated":
                 phase = "Gated"
-            elif record is not None and record.message is not None and where in (
-                "unschedulable",
-                "backoff",
+            elif (
+                record is not None
+                and record.message is not None
+                and where
+                in (
+                    "unschedulable",
+                    "backoff",
+                )
             ):
                 phase = "Unschedulable"
             else:
@@ -307,7 +314,9 @@ class _Run:
             }
             if key in self.pending_at_creation:
                 entry["nominatedNode"] = record.nominated_node if record else None
-                entry["message"] = None if pod.spec.node_name else (record.message if record else None)
+                entry["message"] = (
+                    None if pod.spec.node_name else (record.message if record else None)
+                )
             out[key] = entry
         return out
 
@@ -319,7 +328,11 @@ class _Run:
             pod = self.cluster.get_pod(key)
             uid = pod.uid if pod is not None else None
             record = next(
-                (r for u, r in self.scheduler.records.items() if u == uid or u.startswith(key + "#")),
+                (
+                    r
+                    for u, r in self.scheduler.records.items()
+                    if u == uid or u.startswith(key + "#")
+                ),
                 None,
             )
             if record is None or record.first_attempt is None:
@@ -422,7 +435,11 @@ def run_scenario(
             "explain": run.explain(),
         }
 
-    anyio.run(main, backend="trio", backend_options={"clock": trio.testing.MockClock(autojump_threshold=0)})
+    anyio.run(
+        main,
+        backend="trio",
+        backend_options={"clock": trio.testing.MockClock(autojump_threshold=0)},
+    )
     return result
 
 
@@ -539,6 +556,8 @@ def check_scenario(path: str | Path) -> CheckResult:
         if want_error is not None and str(want_error) in str(exc):
             return CheckResult(name, path, True)
         return CheckResult(name, path, False, f"rejected: {exc}")
+    except Exception as exc:  # a crash fails this scenario, not the whole check
+        return CheckResult(name, path, False, f"crashed: {type(exc).__name__}: {exc}")
     if want_error is not None:
         return CheckResult(name, path, False, f"expected the error {want_error!r}; it ran")
     if failures:

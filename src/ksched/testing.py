@@ -1,7 +1,7 @@
 """Builders for tests and examples, shaped like upstream's ``st.MakePod()``.
 
-    make_pod("p").req(cpu="500m").priority(10).obj()
-    make_node("n1").capacity(cpu="4", memory="8Gi").label("zone", "a").obj()
+make_pod("p").req(cpu="500m").priority(10).obj()
+make_node("n1").capacity(cpu="4", memory="8Gi").label("zone", "a").obj()
 """
 
 from __future__ import annotations
@@ -52,7 +52,9 @@ class PodBuilder:
         self._status = PodStatus()
 
     def namespace(self, namespace: str) -> PodBuilder:
-        self._meta = attrs.evolve(self._meta, namespace=namespace, uid=f"{namespace}/{self._meta.name}")
+        self._meta = attrs.evolve(
+            self._meta, namespace=namespace, uid=f"{namespace}/{self._meta.name}"
+        )
         return self
 
     def uid(self, uid: str) -> PodBuilder:
@@ -139,7 +141,9 @@ class PodBuilder:
         self._spec = attrs.evolve(self._spec, node_selector=dict(selector))
         return self
 
-    def toleration(self, key: str = "", value: str = "", effect: str = "", operator: str = "Equal") -> PodBuilder:
+    def toleration(
+        self, key: str = "", value: str = "", effect: str = "", operator: str = "Equal"
+    ) -> PodBuilder:
         t = Toleration(key=key, value=value, effect=effect, operator=operator)
         self._spec = attrs.evolve(self._spec, tolerations=(*self._spec.tolerations, t))
         return self
@@ -148,23 +152,31 @@ class PodBuilder:
         term = NodeSelectorTerm(
             match_expressions=(NodeSelectorRequirement(key=key, operator="In", values=values),)
         )
-        return self.affinity(Affinity(node_affinity=NodeAffinity(required=NodeSelector(terms=(term,)))))
+        return self.affinity(
+            Affinity(node_affinity=NodeAffinity(required=NodeSelector(terms=(term,))))
+        )
 
     def affinity(self, affinity: Affinity) -> PodBuilder:
         self._spec = attrs.evolve(self._spec, affinity=affinity)
         return self
 
-    def pod_affinity(self, topology_key: str, match_labels: Mapping[str, str], *, anti: bool = False) -> PodBuilder:
+    def pod_affinity(
+        self, topology_key: str, match_labels: Mapping[str, str], *, anti: bool = False
+    ) -> PodBuilder:
         term = PodAffinityTerm(
             topology_key=topology_key, label_selector=LabelSelector(match_labels=dict(match_labels))
         )
         current = self._spec.affinity or Affinity()
         if anti:
             prev = current.pod_anti_affinity or PodAntiAffinity()
-            current = attrs.evolve(current, pod_anti_affinity=attrs.evolve(prev, required=(*prev.required, term)))
+            current = attrs.evolve(
+                current, pod_anti_affinity=attrs.evolve(prev, required=(*prev.required, term))
+            )
         else:
             prev_a = current.pod_affinity or PodAffinity()
-            current = attrs.evolve(current, pod_affinity=attrs.evolve(prev_a, required=(*prev_a.required, term)))
+            current = attrs.evolve(
+                current, pod_affinity=attrs.evolve(prev_a, required=(*prev_a.required, term))
+            )
         return self.affinity(current)
 
     def spread(

@@ -103,7 +103,7 @@ class _Fields:
             raise self.fail(field, f"expected a list, got {raw!r}")
         return [_Fields(self.obj, f"{self._at(field)}[{i}]", item) for i, item in enumerate(raw)]
 
-    def str(self, field: str, default: str = "") -> str:
+    def text(self, field: str, default: str = "") -> str:
         value = self.data.get(field, default)
         if value is None:
             return default
@@ -112,9 +112,9 @@ class _Fields:
         return str(value)
 
     def opt_str(self, field: str) -> str | None:
-        return self.str(field) if self.data.get(field) is not None else None
+        return self.text(field) if self.data.get(field) is not None else None
 
-    def int(self, field: str, default: int | None = None) -> int | None:
+    def integer(self, field: str, default: int | None = None) -> int | None:
         value = self.data.get(field, default)
         if value is None:
             return None
@@ -124,7 +124,7 @@ class _Fields:
             raise self.fail(field, f"expected an integer, got {value!r}")
         return value
 
-    def bool(self, field: str, default: bool = False) -> bool:
+    def flag(self, field: str, default: bool = False) -> bool:
         value = self.data.get(field, default)
         if value is None:
             return default
@@ -208,7 +208,7 @@ def _label_selector(f: _Fields | None) -> LabelSelector | None:
         return None
     exprs = tuple(
         LabelSelectorRequirement(
-            key=e.str("key"),
+            key=e.text("key"),
             operator=e.choice("operator", _LABEL_OPS) or "",
             values=e.strings("values"),
         )
@@ -224,7 +224,9 @@ def _opt_label_selector(f: _Fields, field: str) -> LabelSelector | None:
 def _node_requirements(f: _Fields, field: str) -> tuple[NodeSelectorRequirement, ...]:
     return tuple(
         NodeSelectorRequirement(
-            key=e.str("key"), operator=e.choice("operator", _NODE_OPS) or "", values=e.strings("values")
+            key=e.text("key"),
+            operator=e.choice("operator", _NODE_OPS) or "",
+            values=e.strings("values"),
         )
         for e in f.items(field)
     )
@@ -244,7 +246,7 @@ def read_node_selector(f: _Fields) -> NodeSelector:
 def read_preferred_terms(f: _Fields, field: str) -> tuple[PreferredSchedulingTerm, ...]:
     return tuple(
         PreferredSchedulingTerm(
-            weight=t.int("weight") or 0, preference=_node_selector_term(t.sub("preference"))
+            weight=t.integer("weight") or 0, preference=_node_selector_term(t.sub("preference"))
         )
         for t in f.items(field)
     )
@@ -256,14 +258,17 @@ def read_preferred_terms(f: _Fields, field: str) -> tuple[PreferredSchedulingTer
 def _metadata(f: _Fields, *, namespaced: bool) -> ObjectMeta:
     owners = tuple(
         OwnerReference(
-            kind=o.str("kind"), name=o.str("name"), uid=o.str("uid"), controller=o.bool("controller")
+            kind=o.text("kind"),
+            name=o.text("name"),
+            uid=o.text("uid"),
+            controller=o.flag("controller"),
         )
         for o in f.items("ownerReferences")
     )
     return ObjectMeta(
-        name=f.str("name"),
-        namespace=(f.str("namespace") or "default") if namespaced else "",
-        uid=f.str("uid"),
+        name=f.text("name"),
+        namespace=(f.text("namespace") or "default") if namespaced else "",
+        uid=f.text("uid"),
         labels=f.string_map("labels"),
         annotations=f.string_map("annotations"),
         creation_timestamp=f.time("creationTimestamp"),
@@ -279,8 +284,8 @@ def _node(f: _Fields) -> Node:
     spec, status = f.sub("spec"), f.sub("status")
     taints = tuple(
         Taint(
-            key=t.str("key"),
-            value=t.str("value"),
+            key=t.text("key"),
+            value=t.text("value"),
             effect=t.choice("effect", ("NoSchedule", "PreferNoSchedule", "NoExecute")) or "",
         )
         for t in spec.items("taints")
@@ -288,12 +293,12 @@ def _node(f: _Fields) -> Node:
     capacity = status.resources("capacity")
     allocatable = status.resources("allocatable") if "allocatable" in status.data else capacity
     images = tuple(
-        ContainerImage(names=i.strings("names"), size_bytes=i.int("sizeBytes", 0) or 0)
+        ContainerImage(names=i.strings("names"), size_bytes=i.integer("sizeBytes", 0) or 0)
         for i in status.items("images")
     )
     return Node(
         metadata=_metadata(f.sub("metadata"), namespaced=False),
-        spec=NodeSpec(unschedulable=spec.bool("unschedulable"), taints=taints),
+        spec=NodeSpec(unschedulable=spec.flag("unschedulable"), taints=taints),
         status=NodeStatus(allocatable=allocatable, capacity=capacity, images=images),
     )
 
@@ -302,16 +307,16 @@ def _container(f: _Fields) -> Container:
     res = f.sub("resources")
     ports = tuple(
         ContainerPort(
-            container_port=p.int("containerPort", 0) or 0,
-            host_port=p.int("hostPort", 0) or 0,
-            host_ip=p.str("hostIP"),
+            container_port=p.integer("containerPort", 0) or 0,
+            host_port=p.integer("hostPort", 0) or 0,
+            host_ip=p.text("hostIP"),
             protocol=p.choice("protocol", ("TCP", "UDP", "SCTP"), "TCP") or "TCP",
         )
         for p in f.items("ports")
     )
     return Container(
-        name=f.str("name"),
-        image=f.str("image"),
+        name=f.text("name"),
+        image=f.text("image"),
         requests=res.resources("requests"),
         limits=res.resources("limits"),
         ports=ports,
@@ -321,7 +326,7 @@ def _container(f: _Fields) -> Container:
 
 def _affinity_term(f: _Fields) -> PodAffinityTerm:
     return PodAffinityTerm(
-        topology_key=f.str("topologyKey"),
+        topology_key=f.text("topologyKey"),
         label_selector=_opt_label_selector(f, "labelSelector"),
         namespaces=f.strings("namespaces"),
         namespace_selector=_opt_label_selector(f, "namespaceSelector"),
@@ -333,7 +338,7 @@ def _affinity_term(f: _Fields) -> PodAffinityTerm:
 def _weighted_terms(f: _Fields, field: str) -> tuple[WeightedPodAffinityTerm, ...]:
     return tuple(
         WeightedPodAffinityTerm(
-            weight=t.int("weight") or 0, term=_affinity_term(t.sub("podAffinityTerm"))
+            weight=t.integer("weight") or 0, term=_affinity_term(t.sub("podAffinityTerm"))
         )
         for t in f.items(field)
     )
@@ -367,15 +372,15 @@ def _affinity(f: _Fields) -> Affinity | None:
 
 
 def _spread(f: _Fields) -> TopologySpreadConstraint:
-    max_skew = f.int("maxSkew")
+    max_skew = f.integer("maxSkew")
     if max_skew is None or max_skew < 1:
         raise f.fail("maxSkew", f"must be greater than zero, got {max_skew!r}")
-    min_domains = f.int("minDomains")
+    min_domains = f.integer("minDomains")
     if min_domains is not None and min_domains < 1:
         raise f.fail("minDomains", f"must be greater than zero, got {min_domains!r}")
     return TopologySpreadConstraint(
         max_skew=max_skew,
-        topology_key=f.str("topologyKey"),
+        topology_key=f.text("topologyKey"),
         when_unsatisfiable=f.choice(
             "whenUnsatisfiable", ("DoNotSchedule", "ScheduleAnyway"), "DoNotSchedule"
         )
@@ -392,15 +397,16 @@ def _pod(f: _Fields) -> Pod:
     spec, status = f.sub("spec"), f.sub("status")
     tolerations = tuple(
         Toleration(
-            key=t.str("key"),
+            key=t.text("key"),
             operator=t.choice("operator", ("Equal", "Exists"), "Equal") or "Equal",
-            value=t.str("value"),
-            effect=t.choice("effect", ("", "NoSchedule", "PreferNoSchedule", "NoExecute"), "") or "",
-            toleration_seconds=t.int("tolerationSeconds"),
+            value=t.text("value"),
+            effect=t.choice("effect", ("", "NoSchedule", "PreferNoSchedule", "NoExecute"), "")
+            or "",
+            toleration_seconds=t.integer("tolerationSeconds"),
         )
         for t in spec.items("tolerations")
     )
-    gates = tuple(g.str("name") for g in spec.items("schedulingGates"))
+    gates = tuple(g.text("name") for g in spec.items("schedulingGates"))
     pod_spec = PodSpec(
         containers=tuple(_container(c) for c in spec.items("containers")),
         init_containers=tuple(_container(c) for c in spec.items("initContainers")),
@@ -411,9 +417,9 @@ def _pod(f: _Fields) -> Pod:
         topology_spread_constraints=tuple(
             _spread(c) for c in spec.items("topologySpreadConstraints")
         ),
-        scheduler_name=spec.str("schedulerName") or "default-scheduler",
-        priority=spec.int("priority"),
-        priority_class_name=spec.str("priorityClassName"),
+        scheduler_name=spec.text("schedulerName") or "default-scheduler",
+        priority=spec.integer("priority"),
+        priority_class_name=spec.text("priorityClassName"),
         preemption_policy=spec.choice("preemptionPolicy", ("PreemptLowerPriority", "Never")),
         scheduling_gates=gates,
         overhead=spec.resources("overhead"),
@@ -422,17 +428,19 @@ def _pod(f: _Fields) -> Pod:
         nominated_node_name=status.opt_str("nominatedNodeName") or None,
         start_time=status.time("startTime"),
     )
-    return Pod(metadata=_metadata(f.sub("metadata"), namespaced=True), spec=pod_spec, status=pod_status)
+    return Pod(
+        metadata=_metadata(f.sub("metadata"), namespaced=True), spec=pod_spec, status=pod_status
+    )
 
 
 def _priority_class(f: _Fields) -> PriorityClass:
-    value = f.int("value")
+    value = f.integer("value")
     if value is None:
         raise f.fail("value", "required")
     return PriorityClass(
-        name=f.sub("metadata").str("name"),
+        name=f.sub("metadata").text("name"),
         value=value,
-        global_default=f.bool("globalDefault"),
+        global_default=f.flag("globalDefault"),
         preemption_policy=f.choice("preemptionPolicy", ("PreemptLowerPriority", "Never")),
     )
 
@@ -457,16 +465,16 @@ def _pdb(f: _Fields) -> PodDisruptionBudget:
         selector=_opt_label_selector(spec, "selector"),
         min_available=_int_or_percent(spec, "minAvailable"),
         max_unavailable=_int_or_percent(spec, "maxUnavailable"),
-        disruptions_allowed=status.int("disruptionsAllowed"),
+        disruptions_allowed=status.integer("disruptionsAllowed"),
     )
 
 
 def _pod_group(f: _Fields) -> PodGroup:
     spec = f.sub("spec")
-    min_member = spec.int("minMember", 1)
+    min_member = spec.integer("minMember", 1)
     if min_member is None or min_member < 0:
         raise spec.fail("minMember", f"must not be negative, got {min_member!r}")
-    timeout = spec.int("scheduleTimeoutSeconds")
+    timeout = spec.integer("scheduleTimeoutSeconds")
     return PodGroup(
         metadata=_metadata(f.sub("metadata"), namespaced=True),
         min_member=min_member,
@@ -477,7 +485,7 @@ def _pod_group(f: _Fields) -> PodGroup:
 
 def _namespace(f: _Fields) -> Namespace:
     meta = f.sub("metadata")
-    return Namespace(name=meta.str("name"), labels=meta.string_map("labels"))
+    return Namespace(name=meta.text("name"), labels=meta.string_map("labels"))
 
 
 def _service(f: _Fields) -> Service:
@@ -521,8 +529,15 @@ _READERS: dict[str, Callable[[_Fields], Any]] = {
     "StatefulSet": _sts,
 }
 
-_NAMESPACED = {"Pod", "PodDisruptionBudget", "PodGroup", "Service", "ReplicationController",
-               "ReplicaSet", "StatefulSet"}
+_NAMESPACED = {
+    "Pod",
+    "PodDisruptionBudget",
+    "PodGroup",
+    "Service",
+    "ReplicationController",
+    "ReplicaSet",
+    "StatefulSet",
+}
 
 
 def describe(data: Mapping[str, Any]) -> str:
@@ -565,7 +580,9 @@ def load_manifests(text: str, *, source: str = "<string>") -> list[KubeObject]:
         raise ManifestError(f"{source}: invalid YAML: {exc}") from exc
     out: list[KubeObject] = []
     for doc in docs:
-        items = doc.get("items") if isinstance(doc, Mapping) and doc.get("kind") == "List" else [doc]
+        items = (
+            doc.get("items") if isinstance(doc, Mapping) and doc.get("kind") == "List" else [doc]
+        )
         out.extend(read_object(item) for item in items or [])
     return out
 

@@ -15,6 +15,7 @@ from ._selectors import LabelSelector, NodeSelector, NodeSelectorTerm
 __all__ = [
     "Affinity",
     "Container",
+    "ContainerImage",
     "ContainerPort",
     "Namespace",
     "Node",
@@ -33,7 +34,6 @@ __all__ = [
     "PodStatus",
     "PreferredSchedulingTerm",
     "PriorityClass",
-    "ContainerImage",
     "ReplicaSet",
     "ReplicationController",
     "ResourceList",

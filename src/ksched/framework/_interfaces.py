@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import attrs
 
-from ..api import Namespace, Pod
+from ..api import Pod
 from ._cycle_state import CycleState
 from ._events import ClusterEventWithHint
 from ._status import Status
@@ -144,7 +144,7 @@ class PreEnqueuePlugin(Plugin, Protocol):
     """Runs before a pod enters activeQ. Non-success holds the pod (gated) until an
     update or event lets it through again; it is never lost."""
 
-    def pre_enqueue(self, pod: Pod) -> Status | None | Awaitable[Status | None]: ...
+    def pre_enqueue(self, pod: Pod) -> Status | Awaitable[Status | None] | None: ...
 
 
 class QueueSortPlugin(Plugin, Protocol):
@@ -298,7 +298,7 @@ class Handle(Protocol):
 
     def record_event(self, pod: Pod, reason: str, message: str) -> None: ...
 
-    def run_filter_plugins_with_nominated_pods(
+    async def run_filter_plugins_with_nominated_pods(
         self, state: CycleState, pod: Pod, node_info: NodeInfo
     ) -> Status: ...
 

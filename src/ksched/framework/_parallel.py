@@ -1,6 +1,7 @@
 """Fan-out across nodes: chunks of nodes taken in turn by at most ``parallelism`` workers.
 
-# pkg/scheduler/framework/parallelize/parallelism.go: chunk size max(1, min(sqrt(n), n/parallelism+1))
+# pkg/scheduler/framework/parallelize/parallelism.go: chunk size
+# max(1, min(sqrt(n), n/parallelism + 1)).
 Never one task per node: a task costs far more than a node's plugin chain.
 """
 

@@ -8,6 +8,7 @@ runs inline over the nodes; async ones fan out in a task group.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -17,10 +18,10 @@ import attrs
 
 from ..api import Pod
 from ._cycle_state import CycleState
+from ._events import ClusterEventWithHint
 from ._interfaces import (
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
-    ClusterEventWithHint,
     NodeToStatus,
     Plugin,
     PostFilterResult,
@@ -171,7 +172,7 @@ class Framework:
         """PreEnqueue plugins in order; the first non-success gates the pod."""
         for call in self._pre_enqueue:
             try:
-                status = call.fn(pod)
+                status: Status | None = call.fn(pod)
             except Exception as exc:
                 return _fault(call.plugin, "PreEnqueue", exc)
             if status is not None and not status.is_success:
@@ -283,7 +284,7 @@ class Framework:
             if call.plugin in skip:
                 continue
             try:
-                status = call.fn(state, pod, node_info)
+                status: Status | None = call.fn(state, pod, node_info)
             except Exception as exc:
                 return _fault(call.plugin, "Filter", exc)
             if status is not None and status.code is not Code.SUCCESS:
@@ -301,7 +302,7 @@ class Framework:
             if call.plugin in skip:
                 continue
             try:
-                status = await _invoke(call, state, pod, node_info)
+                status: Status | None = await _invoke(call, state, pod, node_info)
             except Exception as exc:
                 return _fault(call.plugin, "Filter", exc)
             if status is not None and status.code not in (Code.SUCCESS, Code.SKIP):
@@ -337,6 +338,31 @@ class Framework:
             return status
         return await self.run_filter(state, pod, node_info)
 
+    def run_filter_with_nominated_pods_sync(
+        self,
+        state: CycleState,
+        pod: Pod,
+        node_info: NodeInfo,
+        nominated: Sequence[PodInfo],
+    ) -> Status:
+        """:meth:`run_filter_with_nominated_pods` for profiles whose Filters are all sync."""
+        candidates = [
+            p for p in nominated if p.pod.priority >= pod.priority and p.pod.uid != pod.uid
+        ]
+        if not candidates:
+            return self.run_filter_sync(state, pod, node_info)
+        state_with = state.clone()
+        info_with = node_info.clone()
+        for p in candidates:
+            info_with.add_pod(p)
+            status = self.run_pre_filter_extension_add_pod(state_with, pod, p, info_with)
+            if not status.is_success:
+                return status
+        status = self.run_filter_sync(state_with, pod, info_with)
+        if not status.is_success:
+            return status
+        return self.run_filter_sync(state, pod, node_info)
+
     async def find_feasible(
         self,
         state: CycleState,
@@ -360,12 +386,15 @@ class Framework:
             feasible = [nodes[(start + i) % n] for i in range(take)]
             return FilterOutcome(feasible, statuses, take, rejecting)
         error: Status | None = None
-        has_nominated = nominated_for is not None
-        if not self.filters_async and not has_nominated:
+        if not self.filters_async:
             run = self.run_filter_sync
             for i in range(n):
                 info = nodes[(start + i) % n]
-                status = run(state, pod, info)
+                nominated = nominated_for(info.name) if nominated_for is not None else None
+                if nominated:
+                    status = self.run_filter_with_nominated_pods_sync(state, pod, info, nominated)
+                else:
+                    status = run(state, pod, info)
                 if status is SUCCESS:
                     feasible.append(info)
                     if len(feasible) >= limit:
@@ -376,7 +405,9 @@ class Framework:
                 else:
                     statuses.set(info.name, status)
                     rejecting.add(status.plugin)
-            return FilterOutcome(feasible, statuses, len(feasible) + len(statuses), rejecting, error)
+            return FilterOutcome(
+                feasible, statuses, len(feasible) + len(statuses), rejecting, error
+            )
 
         slots: list[NodeInfo | None] = [None] * n
 
@@ -401,12 +432,7 @@ class Framework:
             rejecting.add(status.plugin)
             return True
 
-        if self.filters_async:
-            await run_chunked(n, self.parallelism, check)
-        else:
-            for i in range(n):
-                if not await check(i):
-                    break
+        await run_chunked(n, self.parallelism, check)
         ordered = [info for info in slots if info is not None]
         return FilterOutcome(ordered, statuses, len(ordered) + len(statuses), rejecting, error)
 
@@ -437,13 +463,11 @@ class Framework:
 
     # ---- PreScore / Score ---------------------------------------------------------
 
-    async def run_pre_score(
-        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
-    ) -> Status:
+    async def run_pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status:
         skipped: set[str] = set()
         for call in self._pre_score:
             try:
-                status = await _invoke(call, state, pod, nodes)
+                status: Status | None = await _invoke(call, state, pod, nodes)
             except Exception as exc:
                 return _fault(call.plugin, "PreScore", exc)
             if status is None or status.is_success:
@@ -517,7 +541,7 @@ class Framework:
     async def run_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status:
         for call in self._reserve:
             try:
-                status = await _invoke(call, state, pod, node_name)
+                status: Status | None = await _invoke(call, state, pod, node_name)
             except Exception as exc:
                 return _fault(call.plugin, "Reserve", exc)
             if status is not None and not status.is_success:
@@ -530,7 +554,7 @@ class Framework:
             for call in reversed(self._unreserve):
                 try:
                     await _invoke(call, state, pod, node_name)
-                except Exception:  # noqa: S110 - a failing Unreserve must not stop the others
+                except Exception:
                     pass
 
     async def run_permit(
@@ -544,7 +568,7 @@ class Framework:
         timeouts: dict[str, float] = {}
         for call in self._permit:
             try:
-                status = await _invoke(call, state, pod, node_name)
+                status: Status | None = await _invoke(call, state, pod, node_name)
             except Exception as exc:
                 return _fault(call.plugin, "Permit", exc), None
             if status is None or status.is_success:
@@ -569,7 +593,7 @@ class Framework:
             if call.plugin in state.skip_pre_bind_plugins:
                 continue
             try:
-                status = await _invoke(call, state, pod, node_name)
+                status: Status | None = await _invoke(call, state, pod, node_name)
             except Exception as exc:
                 return _fault(call.plugin, "PreBind", exc)
             if status is not None and not status.is_success:
@@ -580,7 +604,7 @@ class Framework:
         """The first Bind plugin that does not SKIP decides."""
         for call in self._bind:
             try:
-                status = await _invoke(call, state, pod, node_name)
+                status: Status | None = await _invoke(call, state, pod, node_name)
             except Exception as exc:
                 return _fault(call.plugin, "Bind", exc)
             if status is not None and status.code is Code.SKIP:
@@ -592,5 +616,5 @@ class Framework:
         for call in self._post_bind:
             try:
                 await _invoke(call, state, pod, node_name)
-            except Exception:  # noqa: S110 - PostBind is informational
+            except Exception:
                 pass

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable
 
 import attrs
 
@@ -48,6 +49,10 @@ _LABELS = {
 }
 
 
+def _as_reasons(value: str | Iterable[str]) -> tuple[str, ...]:
+    return (value,) if isinstance(value, str) else tuple(value)
+
+
 @attrs.frozen
 class Status:
     """A code, the reasons behind it, and the plugin that said it.
@@ -57,7 +62,7 @@ class Status:
     """
 
     code: Code
-    reasons: tuple[str, ...] = attrs.field(default=(), converter=lambda r: (r,) if isinstance(r, str) else tuple(r))
+    reasons: tuple[str, ...] = attrs.field(default=(), converter=_as_reasons)
     plugin: str = ""
     timeout: float = 0.0
 

@@ -67,7 +67,10 @@ class Resource:
 
     def clone(self) -> Resource:
         return Resource(
-            self.milli_cpu, self.memory, self.ephemeral_storage, self.allowed_pod_number,
+            self.milli_cpu,
+            self.memory,
+            self.ephemeral_storage,
+            self.allowed_pod_number,
             dict(self.scalar),
         )
 

@@ -63,7 +63,9 @@ class WaitingPod:
             plugin = min(self.pending, key=self.pending.__getitem__, default="")
             self._verdict = Status(
                 Code.UNSCHEDULABLE,
-                (f"rejected due to timeout after waiting {self._timeout_of(plugin)} at plugin {plugin}",),
+                (
+                    f"rejected due to timeout after waiting {self._timeout_of(plugin)} at plugin {plugin}",
+                ),
                 plugin=plugin,
             )
             self._done.set()

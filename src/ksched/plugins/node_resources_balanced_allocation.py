@@ -61,17 +61,16 @@ def validate_balanced_allocation_args(args: NodeResourcesBalancedAllocationArgs)
         raise ConfigError(f"{NAME}: " + "; ".join(errs))
 
 
-def balanced_resource_score(requested: Sequence[int], allocatable: Sequence[int]) -> int:
+def balanced_resource_score(entries: Sequence[tuple[int, int, int]]) -> int:
     """(1 - standard deviation of the requested fractions) * 100, truncated.
 
-    Resources the node lacks are left out; a fraction above 1 counts as 1.
+    ``entries`` are ``(requested, allocatable, weight)`` of the resources the node has; a
+    fraction above 1 counts as 1.
     """
     fractions = []
     total = 0.0
-    for i, cap in enumerate(allocatable):
-        if cap == 0:
-            continue
-        fraction = requested[i] / cap
+    for req, cap, _ in entries:
+        fraction = req / cap
         if fraction > 1:
             fraction = 1.0
         total += fraction
@@ -128,8 +127,7 @@ class NodeResourcesBalancedAllocation:
             reqs = self._allocation.pod_request_list(pod)
             if not any(reqs):
                 return 0
-        allocatable, requested = self._allocation.allocatable_and_requested(node_info, reqs)
-        return balanced_resource_score(requested, allocatable)
+        return balanced_resource_score(self._allocation.gather(node_info, reqs))
 
     def score_extensions(self) -> None:
         return None

@@ -503,18 +503,18 @@ def _kind(name: str) -> int:
 
 class ResourceAllocationScorer:
     """Gathers, per configured resource, the node's allocatable and what it would have
-    requested with the pod on it; a strategy turns the two lists into a score.
+    requested with the pod on it; a strategy turns them into a score.
 
     ``use_requested``: count the node's actual cpu/memory requests (BalancedAllocation)
     instead of the non-zero ones (100m / 200Mi for a container that asks none).
     """
 
-    __slots__ = ("_kinds", "_names", "_use_requested", "resources")
+    __slots__ = ("_names", "_plan", "_use_requested", "resources")
 
     def __init__(self, resources: Sequence[ResourceSpec], use_requested: bool) -> None:
         self.resources = tuple(resources)
         self._names = tuple(r.name for r in self.resources)
-        self._kinds = tuple(_kind(r.name) for r in self.resources)
+        self._plan = tuple((_kind(r.name), r.name, r.weight) for r in self.resources)
         self._use_requested = use_requested
 
     def pod_request_list(self, pod: Pod) -> tuple[int, ...]:
@@ -522,22 +522,18 @@ class ResourceAllocationScorer:
         reqs = pod_requests(pod, non_zero=not self._use_requested)
         return tuple(reqs.get(name, 0) for name in self._names)
 
-    def allocatable_and_requested(
+    def gather(
         self, node_info: NodeInfo, pod_request_list: Sequence[int]
-    ) -> tuple[list[int], list[int]]:
-        """Per resource (allocatable, requested-with-pod); (0, 0) for one the node lacks or,
-        being a scalar resource, the pod does not ask for."""
-        if not self.resources:
+    ) -> list[tuple[int, int, int]]:
+        """``(requested with the pod, allocatable, weight)`` of each configured resource the
+        node has; a scalar resource the pod does not ask for is left out too."""
+        if not self._plan:
             raise RuntimeError("resources not found")
-        n = len(self._names)
-        allocatable = [0] * n
-        requested = [0] * n
         alloc = node_info.allocatable
         actual = node_info.requested
         usage = actual if self._use_requested else node_info.non_zero_requested
-        for i in range(n):
-            kind = self._kinds[i]
-            pod_req = pod_request_list[i]
+        out = []
+        for (kind, name, weight), pod_req in zip(self._plan, pod_request_list, strict=True):
             if kind == _KIND_CPU:
                 a, r = alloc.milli_cpu, usage.milli_cpu + pod_req
             elif kind == _KIND_MEMORY:
@@ -545,57 +541,37 @@ class ResourceAllocationScorer:
             elif kind == _KIND_EPHEMERAL:
                 a, r = alloc.ephemeral_storage, actual.ephemeral_storage + pod_req
             elif kind == _KIND_SCALAR and pod_req != 0:
-                name = self._names[i]
                 a = alloc.scalar.get(name, 0)
                 r = actual.scalar.get(name, 0) + pod_req
             else:
                 continue
-            if a == 0:
-                continue
-            allocatable[i] = a
-            requested[i] = r
-        return allocatable, requested
+            if a != 0:
+                out.append((r, a, weight))
+        return out
 
 
-ScoreFn = Callable[[Sequence[int], Sequence[int]], int]
-"""``score(requested, allocatable) -> 0..100``."""
+ScoreFn = Callable[[Sequence[tuple[int, int, int]]], int]
+"""``score([(requested, allocatable, weight), ...]) -> 0..100``."""
 
 
-def least_resource_scorer(resources: Sequence[ResourceSpec]) -> ScoreFn:
+def least_resource_score(entries: Sequence[tuple[int, int, int]]) -> int:
     """Favours free room: weighted mean of (allocatable - requested) / allocatable."""
-    weights = tuple(r.weight for r in resources)
-
-    def score(requested: Sequence[int], allocatable: Sequence[int]) -> int:
-        node_score = weight_sum = 0
-        for i, cap in enumerate(allocatable):
-            if cap == 0:
-                continue
-            req = requested[i]
-            w = weights[i]
-            if req <= cap:
-                node_score += (cap - req) * MAX_NODE_SCORE // cap * w
-            weight_sum += w
-        return node_score // weight_sum if weight_sum else 0
-
-    return score
+    node_score = weight_sum = 0
+    for req, cap, w in entries:
+        if req <= cap:
+            node_score += (cap - req) * MAX_NODE_SCORE // cap * w
+        weight_sum += w
+    return node_score // weight_sum if weight_sum else 0
 
 
-def most_resource_scorer(resources: Sequence[ResourceSpec]) -> ScoreFn:
+def most_resource_score(entries: Sequence[tuple[int, int, int]]) -> int:
     """Favours full nodes: weighted mean of requested / allocatable (capped at 1)."""
-    weights = tuple(r.weight for r in resources)
-
-    def score(requested: Sequence[int], allocatable: Sequence[int]) -> int:
-        node_score = weight_sum = 0
-        for i, cap in enumerate(allocatable):
-            if cap == 0:
-                continue
-            w = weights[i]
-            # requested may exceed the allocatable: pods without requests count non-zero.
-            node_score += min(requested[i], cap) * MAX_NODE_SCORE // cap * w
-            weight_sum += w
-        return node_score // weight_sum if weight_sum else 0
-
-    return score
+    node_score = weight_sum = 0
+    for req, cap, w in entries:
+        # requested may exceed the allocatable: pods without requests count non-zero.
+        node_score += (req if req < cap else cap) * MAX_NODE_SCORE // cap * w
+        weight_sum += w
+    return node_score // weight_sum if weight_sum else 0
 
 
 def _trunc_div(a: int, b: int) -> int:
@@ -620,27 +596,20 @@ def broken_linear_function(points: Sequence[tuple[int, int]]) -> Callable[[int],
     return f
 
 
-def requested_to_capacity_ratio_scorer(
-    resources: Sequence[ResourceSpec], shape: Sequence[UtilizationShapePoint]
-) -> ScoreFn:
+def requested_to_capacity_ratio_scorer(shape: Sequence[UtilizationShapePoint]) -> ScoreFn:
     """Scores each resource's utilization on the shape; weighted mean of positive scores."""
     scale = MAX_NODE_SCORE // MAX_CUSTOM_PRIORITY_SCORE
     raw = broken_linear_function([(p.utilization, p.score * scale) for p in shape])
     at_full = raw(_MAX_UTILIZATION)
-    weights = tuple(r.weight for r in resources)
 
-    def score(requested: Sequence[int], allocatable: Sequence[int]) -> int:
+    def score(entries: Sequence[tuple[int, int, int]]) -> int:
         node_score = weight_sum = 0
-        for i, cap in enumerate(allocatable):
-            if cap == 0:
-                continue
-            req = requested[i]
+        for req, cap, w in entries:
             if req > cap:
                 resource_score = at_full
             else:
                 resource_score = raw(req * _MAX_UTILIZATION // cap if req > 0 else 0)
             if resource_score > 0:
-                w = weights[i]
                 node_score += resource_score * w
                 weight_sum += w
         if weight_sum == 0:
@@ -653,10 +622,10 @@ def requested_to_capacity_ratio_scorer(
 
 def _strategy_scorer(strategy: ScoringStrategy) -> ScoreFn:
     if strategy.type == MOST_ALLOCATED:
-        return most_resource_scorer(strategy.resources)
+        return most_resource_score
     if strategy.type == REQUESTED_TO_CAPACITY_RATIO:
-        return requested_to_capacity_ratio_scorer(strategy.resources, strategy.shape or ())
-    return least_resource_scorer(strategy.resources)
+        return requested_to_capacity_ratio_scorer(strategy.shape or ())
+    return least_resource_score
 
 
 # ---- the plugin ---------------------------------------------------------------------------
@@ -737,8 +706,7 @@ class NodeResourcesFit:
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
         s = state.get(PRE_SCORE_STATE_KEY)
         reqs = s.pod_requests if s is not None else self._allocation.pod_request_list(pod)
-        allocatable, requested = self._allocation.allocatable_and_requested(node_info, reqs)
-        return self._scorer(requested, allocatable)
+        return self._scorer(self._allocation.gather(node_info, reqs))
 
     def score_extensions(self) -> None:
         return None

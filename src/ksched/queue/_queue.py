@@ -10,11 +10,12 @@ SchedulerQueueingHints is GA and SchedulerPopFromBackoffQ on (its default) unles
 from __future__ import annotations
 
 import enum
-import math
+import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import anyio
+import anyio.abc
 import anyio.lowlevel
 import attrs
 
@@ -90,6 +91,30 @@ class _Recorded:
 
 def _is_wildcard(event: ClusterEvent) -> bool:
     return event.resource is EventResource.WILDCARD and event.action == ActionType.ALL
+
+
+def _resource_matches(registered: EventResource, incoming: EventResource) -> bool:
+    return (
+        registered is EventResource.WILDCARD
+        or registered is incoming
+        or (
+            registered is EventResource.POD
+            and incoming in (EventResource.ASSIGNED_POD, EventResource.UNSCHEDULED_POD)
+        )
+    )
+
+
+def matches(registered: ClusterEvent, incoming: ClusterEvent) -> bool:
+    """Whether a registration covers an incoming event (upstream MatchClusterEvents): the
+    wildcard registration covers everything; otherwise the resources match and the
+    incoming action is among the registered ones and no broader than them."""
+    if _is_wildcard(registered):
+        return True
+    return (
+        _resource_matches(registered.resource, incoming.resource)
+        and bool(registered.action & incoming.action)
+        and incoming.action <= registered.action
+    )
 
 
 def _uid(entry: QueuedPod) -> str:
@@ -255,11 +280,13 @@ class SchedulingQueue:
             if new is not None and (not isinstance(new, Pod) or new.uid != _uid(entry)):
                 return _Strategy.SKIP
             return _Strategy.AFTER_BACKOFF
-        registrations = self._registrations(entry.pod)
         strategy = _Strategy.SKIP
-        for plugin in rejectors:
-            for registration in registrations.get(plugin, ()):
-                if not registration.event.matches(event):
+        # In the profile's plugin order, as upstream walks its hint lists.
+        for plugin, registrations in self._registrations(entry.pod).items():
+            if plugin not in rejectors:
+                continue
+            for registration in registrations:
+                if not matches(registration.event, event):
                     continue
                 if registration.hint is not None:
                     try:
@@ -278,7 +305,7 @@ class SchedulingQueue:
 
     def _gating_plugin_registered(self, entry: QueuedPod, event: ClusterEvent) -> bool:
         registrations = self._registrations(entry.pod).get(entry.gating_plugin, ())
-        return any(r.event.matches(event) for r in registrations)
+        return any(matches(r.event, event) for r in registrations)
 
     def _move_entries(
         self, entries: Iterable[QueuedPod], event: ClusterEvent, old: Any, new: Any
@@ -287,11 +314,7 @@ class SchedulingQueue:
         wildcard = _is_wildcard(event)
         activated = False
         for entry in list(entries):
-            if (
-                entry.gated
-                and not wildcard
-                and not self._gating_plugin_registered(entry, event)
-            ):
+            if entry.gated and not wildcard and not self._gating_plugin_registered(entry, event):
                 continue
             strategy = self._worth_requeuing(entry, event, old, new)
             if strategy is _Strategy.SKIP:
@@ -379,8 +402,9 @@ class SchedulingQueue:
         self._nominator.update(old, new)
         for event in events:
             where = self._requeue(entry, self._worth_requeuing(entry, event, old, new))
-            if self._wakes_pop(where):
-                self._broadcast()
+            if where not in (UNSCHEDULABLE, GATED):
+                if self._wakes_pop(where):
+                    self._broadcast()
                 break
 
     def delete(self, pod: Pod) -> None:
@@ -487,7 +511,7 @@ class SchedulingQueue:
         entry = self._adopt_failed(qpi)
         uid = _uid(entry)
         try:
-            if uid in self._deleted_in_flight or self._find(uid) is not None:
+            if uid in self._deleted_in_flight or self._queued(uid) is not None:
                 return
             latest = self._latest.get(uid)
             if latest is not None:
@@ -545,9 +569,7 @@ class SchedulingQueue:
             if (
                 _POD_TOPOLOGY_SPREAD in entry.unschedulable_plugins
                 and entry.pod.namespace == pod.namespace
-            ) or any(
-                term.matches(pod, labels) for term in entry.pod_info.required_affinity_terms
-            ):
+            ) or any(term.matches(pod, labels) for term in entry.pod_info.required_affinity_terms):
                 found.append(entry)
         return found
 
@@ -558,7 +580,7 @@ class SchedulingQueue:
     def assigned_pod_updated(self, old: Pod, new: Pod, event: ClusterEvent) -> None:
         """An assigned pod changed: a scale-down may free room for any pool pod; other
         updates concern the cross-topology pods only."""
-        if _POD_SCALE_DOWN.matches(event):
+        if matches(_POD_SCALE_DOWN, event):
             self.move_all_to_active_or_backoff(event, old, new)
         else:
             self._move_entries(self._with_cross_topology_term(new), event, old, new)
@@ -586,7 +608,9 @@ class SchedulingQueue:
         if stale:
             self._move_entries(stale, UNSCHEDULABLE_TIMEOUT, None, None)
 
-    async def serve(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+    async def serve(
+        self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED
+    ) -> None:
         """Run the periodic flushes until cancelled or closed (upstream Run): backoffQ on
         every whole second of the clock, the unschedulable leftovers at start and then
         every 30 s. Sleeps with anyio; the clock must advance with it."""
@@ -671,7 +695,12 @@ class SchedulingQueue:
 
     def pending_pods(self) -> list[QueuedPodInfo]:
         """activeQ in pop order, then backoffQ, then the pool (in-flight pods excluded)."""
-        active = sorted(self._active.values(), key=_SortKey.factory(self._active_less))
+        less = self._active_less
+
+        def compare(a: QueuedPod, b: QueuedPod) -> int:
+            return -1 if less(a, b) else int(less(b, a))
+
+        active = sorted(self._active.values(), key=functools.cmp_to_key(compare))
         return [*active, *self._backoff.values(), *self._unschedulable.values()]
 
     def in_flight_pods(self) -> list[QueuedPodInfo]:
@@ -690,25 +719,3 @@ class SchedulingQueue:
         if found is None:
             return None
         return found / NS if found != now else self._clock()
-
-
-class _SortKey:
-    """Sort key from a ``less`` function (for listing activeQ in pop order)."""
-
-    __slots__ = ("entry", "less")
-
-    def __init__(self, entry: QueuedPod, less: Callable[[QueuedPod, QueuedPod], bool]) -> None:
-        self.entry = entry
-        self.less = less
-
-    def __lt__(self, other: _SortKey) -> bool:
-        return self.less(self.entry, other.entry)
-
-    @staticmethod
-    def factory(
-        less: Callable[[QueuedPod, QueuedPod], bool],
-    ) -> Callable[[QueuedPod], _SortKey]:
-        return lambda entry: _SortKey(entry, less)
-
-
-assert math  # noqa: S101 - kept for float helpers

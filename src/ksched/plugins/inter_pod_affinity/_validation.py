@@ -98,7 +98,8 @@ def _qualified_name_errors(value: str) -> list[str]:
     elif len(name) > 63:
         errs.append("name part must be no more than 63 characters")
     if not _NAME_RE.match(name):
-        errs.append("name part " + _regex_error(_NAME_MSG, _NAME_FMT, "MyName", "my.name", "123-abc"))
+        example = _regex_error(_NAME_MSG, _NAME_FMT, "MyName", "my.name", "123-abc")
+        errs.append("name part " + example)
     return errs
 
 

@@ -12,7 +12,7 @@ from typing import Any
 import attrs
 
 from ...api import LabelSelector, Node, Pod, TopologySpreadConstraint
-from ...framework import PodInfo
+from ...framework import NodeInfo, PodInfo
 
 __all__ = [
     "DO_NOT_SCHEDULE",
@@ -21,11 +21,14 @@ __all__ = [
     "LABEL_HOSTNAME",
     "LABEL_ZONE",
     "SCHEDULE_ANYWAY",
+    "CountMemo",
+    "Counter",
     "InvalidSelectorError",
+    "NodeCounter",
     "NodeInclusion",
     "Selector",
     "SpreadConstraint",
-    "count_matching",
+    "counter",
     "default_selector",
     "filter_constraints",
     "has_all_keys",
@@ -217,18 +220,137 @@ def has_all_keys(labels: Labels, constraints: Sequence[SpreadConstraint]) -> boo
     return True
 
 
-def count_matching(pods: Sequence[PodInfo], selector: Selector, namespace: str) -> int:
-    """Pods in ``namespace``, not terminating, that ``selector`` selects
-    (upstream countPodsMatchSelector; a Nothing selector counts none)."""
-    if selector.requirements is None:
-        return 0
+Counter = Callable[[Sequence[PodInfo]], int]
+"""Counts the pods of a NodeInfo that a constraint selects."""
+
+
+def _zero(pods: Sequence[PodInfo]) -> int:
+    return 0
+
+
+def counter(selector: Selector, namespace: str) -> Counter:
+    """A function counting the pods in ``namespace``, not terminating, that ``selector``
+    selects (upstream countPodsMatchSelector; a Nothing selector counts none).
+
+    Built once per cycle; the common one-requirement selectors get a loop of their own
+    so that counting a node's pods costs no call per pod.
+    """
+    reqs = selector.requirements
+    if reqs is None:
+        return _zero
+    if not reqs:
+
+        def count_all(pods: Sequence[PodInfo]) -> int:
+            n = 0
+            for info in pods:
+                meta = info.pod.metadata
+                if meta.namespace == namespace and meta.deletion_timestamp is None:
+                    n += 1
+            return n
+
+        return count_all
+    if len(reqs) == 1:
+        key, op, values = reqs[0]
+        if op == "In" and len(values) == 1:
+            (value,) = values
+
+            def count_equal(pods: Sequence[PodInfo]) -> int:
+                n = 0
+                for info in pods:
+                    meta = info.pod.metadata
+                    if (
+                        meta.namespace == namespace
+                        and meta.deletion_timestamp is None
+                        and meta.labels.get(key) == value
+                    ):
+                        n += 1
+                return n
+
+            return count_equal
+        if op == "Exists":
+
+            def count_exists(pods: Sequence[PodInfo]) -> int:
+                n = 0
+                for info in pods:
+                    meta = info.pod.metadata
+                    if (
+                        meta.namespace == namespace
+                        and meta.deletion_timestamp is None
+                        and key in meta.labels
+                    ):
+                        n += 1
+                return n
+
+            return count_exists
     match = selector.matches
-    n = 0
-    for info in pods:
-        meta = info.pod.metadata
-        if meta.namespace == namespace and meta.deletion_timestamp is None and match(meta.labels):
-            n += 1
-    return n
+
+    def count_matching(pods: Sequence[PodInfo]) -> int:
+        n = 0
+        for info in pods:
+            meta = info.pod.metadata
+            if (
+                meta.namespace == namespace
+                and meta.deletion_timestamp is None
+                and match(meta.labels)
+            ):
+                n += 1
+        return n
+
+    return count_matching
+
+
+class CountMemo:
+    """Matching-pod counts per node, kept across cycles while a NodeInfo is unchanged.
+
+    A count depends only on a node's pods, so it is reused as long as the very same
+    NodeInfo object still has the generation it had when counted (every pod added or
+    removed bumps it). One table per (selector, namespace); the least recently used
+    tables are dropped beyond ``capacity``.
+    """
+
+    __slots__ = ("_capacity", "_tables")
+
+    def __init__(self, capacity: int = 32) -> None:
+        self._capacity = capacity
+        self._tables: dict[
+            tuple[tuple[Requirement, ...], str], dict[str, tuple[NodeInfo, int, int]]
+        ] = {}
+
+    def counting(self, selector: Selector, namespace: str) -> NodeCounter:
+        """A function ``(node_info) -> count`` for ``selector`` in ``namespace``."""
+        count = counter(selector, namespace)
+        reqs = selector.requirements
+        if reqs is None:
+            return _node_zero
+        key = (reqs, namespace)
+        table = self._tables.pop(key, None)
+        if table is None:
+            table = {}
+            if len(self._tables) >= self._capacity:
+                del self._tables[next(iter(self._tables))]
+        self._tables[key] = table  # most recently used last
+        get = table.get
+
+        def count_node(info: NodeInfo) -> int:
+            pods = info.pods
+            if not pods:
+                return 0
+            name = info.name
+            entry = get(name)
+            if entry is not None and entry[0] is info and entry[1] == info.generation:
+                return entry[2]
+            n = count(pods)
+            table[name] = (info, info.generation, n)
+            return n
+
+        return count_node
+
+
+NodeCounter = Callable[[NodeInfo], int]
+
+
+def _node_zero(info: NodeInfo) -> int:
+    return 0
 
 
 _DO_NOT_SCHEDULE_EFFECTS = frozenset(("NoSchedule", "NoExecute"))
@@ -265,6 +387,12 @@ class NodeInclusion:
             if not any(t.tolerates(taint) for t in self._tolerations):
                 return False
         return True
+
+    def can_exclude(self, c: SpreadConstraint) -> bool:
+        """Whether :meth:`includes` may say no for ``c`` (else it need not be asked)."""
+        return (c.node_affinity_policy == HONOR and self.has_affinity) or (
+            c.node_taints_policy == HONOR
+        )
 
     def includes(self, c: SpreadConstraint, node: Node) -> bool:
         if (

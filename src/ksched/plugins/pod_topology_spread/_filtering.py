@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from ...api import Node, Pod
 from ...framework import NodeInfo
-from ._common import NodeInclusion, SpreadConstraint, has_all_keys
+from ._common import NodeInclusion, SpreadConstraint, counter, has_all_keys
 
 __all__ = ["MAX_INT32", "CriticalPaths", "PreFilterState", "compute_pre_filter_state"]
 
@@ -124,68 +124,36 @@ def compute_pre_filter_state(
     A node counts only when it carries every constraint's topology key and, per
     constraint, passes the nodeAffinityPolicy / nodeTaintsPolicy inclusion check.
     """
-    namespace = pod.namespace
     inclusion = NodeInclusion(pod)
     n = len(constraints)
-    keys = tuple(c.topology_key for c in constraints)
     counts: list[dict[str, int]] = [{} for _ in range(n)]
-    # Per constraint: whether the inclusion policies can exclude a node at all.
-    checks = [
-        (c.node_affinity_policy == "Honor" and inclusion.has_affinity)
-        or c.node_taints_policy == "Honor"
-        for c in constraints
-    ]
-    matchers = [None if c.selector.is_nothing else c.selector.matches for c in constraints]
+    counters = [counter(c.selector, pod.namespace) for c in constraints]
+    checks = [inclusion.can_exclude(c) for c in constraints]
 
     if n == 1:
-        key, check, match, tally = keys[0], checks[0], matchers[0], counts[0]
+        key, check, count, tally = constraints[0].topology_key, checks[0], counters[0], counts[0]
         c0 = constraints[0]
         for info in nodes:
             node = info.node
             value = node.metadata.labels.get(key)
-            if value is None:
+            if value is None or (check and not inclusion.includes(c0, node)):
                 continue
-            if check and not inclusion.includes(c0, node):
-                continue
-            found = 0
-            if match is not None:
-                for pod_info in info.pods:
-                    meta = pod_info.pod.metadata
-                    if (
-                        meta.namespace == namespace
-                        and meta.deletion_timestamp is None
-                        and match(meta.labels)
-                    ):
-                        found += 1
-            tally[value] = tally.get(value, 0) + found
+            pods = info.pods
+            tally[value] = tally.get(value, 0) + (count(pods) if pods else 0)
     else:
+        keys = [c.topology_key for c in constraints]
+        indexed = list(zip(range(n), keys, checks, counters, counts, strict=True))
         for info in nodes:
             node = info.node
             labels = node.metadata.labels
-            values = [labels.get(k) for k in keys]
-            if None in values:
+            if not has_all_keys(labels, constraints):
                 continue
-            active = [
-                i for i in range(n) if not checks[i] or inclusion.includes(constraints[i], node)
-            ]
-            if not active:
-                continue
-            found_by = [0] * n
-            live = [(i, m) for i in active if (m := matchers[i]) is not None]
-            if live:
-                for pod_info in info.pods:
-                    meta = pod_info.pod.metadata
-                    if meta.namespace != namespace or meta.deletion_timestamp is not None:
-                        continue
-                    pod_labels = meta.labels
-                    for i, m in live:
-                        if m(pod_labels):
-                            found_by[i] += 1
-            for i in active:
-                value = values[i]
-                assert value is not None
-                tally = counts[i]
-                tally[value] = tally.get(value, 0) + found_by[i]
+            pods = info.pods
+            for i, key, check, count, tally in indexed:
+                if check and not inclusion.includes(constraints[i], node):
+                    continue
+                value = labels[key]
+                tally[value] = tally.get(value, 0) + (count(pods) if pods else 0)
 
     paths = []
     for tally in counts:

@@ -179,7 +179,7 @@ class PodTopologySpread:
         s = state.get(PRE_SCORE_STATE_KEY)
         if not isinstance(s, PreScoreState):
             raise LookupError(f'reading "{PRE_SCORE_STATE_KEY}" from cycleState: not found')
-        return score(s, pod, node_info)
+        return score(s, node_info)
 
     def score_extensions(self) -> PodTopologySpread:
         return self

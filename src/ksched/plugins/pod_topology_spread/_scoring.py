@@ -10,7 +10,14 @@ from collections.abc import Sequence
 
 from ...api import Pod
 from ...framework import MAX_NODE_SCORE, NodeInfo
-from ._common import LABEL_HOSTNAME, NodeInclusion, SpreadConstraint, count_matching, has_all_keys
+from ._common import (
+    LABEL_HOSTNAME,
+    Counter,
+    NodeInclusion,
+    SpreadConstraint,
+    counter,
+    has_all_keys,
+)
 
 __all__ = ["PreScoreState", "compute_pre_score_state", "normalize", "round_half_away", "score"]
 
@@ -23,6 +30,7 @@ class PreScoreState:
     __slots__ = (
         "constraints",
         "ignored_nodes",
+        "terms",
         "topology_normalizing_weight",
         "topology_value_to_pod_counts",
     )
@@ -33,11 +41,25 @@ class PreScoreState:
         ignored_nodes: set[str],
         topology_value_to_pod_counts: list[dict[str, int]],
         topology_normalizing_weight: list[float],
+        namespace: str,
     ) -> None:
         self.constraints = constraints
         self.ignored_nodes = ignored_nodes
         self.topology_value_to_pod_counts = topology_value_to_pod_counts
         self.topology_normalizing_weight = topology_normalizing_weight
+        # What Score needs per constraint, flattened once.
+        self.terms: list[tuple[str, Counter | None, dict[str, int], float, int]] = [
+            (
+                c.topology_key,
+                counter(c.selector, namespace) if c.topology_key == LABEL_HOSTNAME else None,
+                counts,
+                weight,
+                c.max_skew - 1,
+            )
+            for c, counts, weight in zip(
+                constraints, topology_value_to_pod_counts, topology_normalizing_weight, strict=True
+            )
+        ]
 
     def clone(self) -> PreScoreState:
         return self  # read-only after PreScore
@@ -78,21 +100,30 @@ def compute_pre_score_state(
         weights.append(topology_normalizing_weight(size))
 
     if zonal:
-        namespace = pod.namespace
         inclusion = NodeInclusion(pod)
+        terms = [
+            (
+                constraints[i],
+                constraints[i].topology_key,
+                inclusion.can_exclude(constraints[i]),
+                counter(constraints[i].selector, pod.namespace),
+                counts[i],
+            )
+            for i in zonal
+        ]
         for info in all_nodes:
             node = info.node
             labels = node.metadata.labels
             if require_all_topologies and not has_all_keys(labels, constraints):
                 continue
-            for i in zonal:
-                c = constraints[i]
-                tally = counts[i]
-                value = labels.get(c.topology_key, "")
-                if value not in tally or not inclusion.includes(c, node):
+            pods = info.pods
+            for c, key, check, count, tally in terms:
+                value = labels.get(key, "")
+                if value not in tally or (check and not inclusion.includes(c, node)):
                     continue
-                tally[value] += count_matching(info.pods, c.selector, namespace)
-    return PreScoreState(constraints, ignored, counts, weights)
+                if pods:
+                    tally[value] += count(pods)
+    return PreScoreState(constraints, ignored, counts, weights, pod.namespace)
 
 
 def round_half_away(x: float) -> int:
@@ -101,21 +132,18 @@ def round_half_away(x: float) -> int:
     return int(whole) + (1 if x - whole >= 0.5 else 0)
 
 
-def score(s: PreScoreState, pod: Pod, info: NodeInfo) -> int:
+def score(s: PreScoreState, info: NodeInfo) -> int:
     """sum over constraints of count * weight + (maxSkew - 1), rounded."""
     if info.name in s.ignored_nodes:
         return 0
     labels = info.node.metadata.labels
     total = 0.0
-    for i, c in enumerate(s.constraints):
-        value = labels.get(c.topology_key)
+    for key, count, counts, weight, extra in s.terms:
+        value = labels.get(key)
         if value is None:
             continue
-        if c.topology_key == LABEL_HOSTNAME:
-            cnt = count_matching(info.pods, c.selector, pod.namespace)
-        else:
-            cnt = s.topology_value_to_pod_counts[i].get(value, 0)
-        total += cnt * s.topology_normalizing_weight[i] + (c.max_skew - 1)
+        cnt = count(info.pods) if count is not None else counts.get(value, 0)
+        total += cnt * weight + extra
     return round_half_away(total)
 
 

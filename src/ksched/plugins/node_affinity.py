@@ -1,0 +1,445 @@
+"""NodeAffinity: the pod's nodeSelector and node affinity, and scheduler-enforced affinity.
+
+# pkg/scheduler/framework/plugins/nodeaffinity/node_affinity.go
+# Selector semantics: staging/src/k8s.io/component-helpers/scheduling/corev1/nodeaffinity
+Required terms are ORed; a term's requirements are ANDed; an empty term, or one that
+does not parse, matches no node (a pod's required affinity is parsed lazily, as
+upstream: a broken term only fails itself). Score sums the weights of the matching
+preferred terms (pod's and the configured ``addedAffinity``'s), normalized so the best
+node gets 100.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from .._errors import ConfigError, ManifestError
+from ..api import (
+    Node,
+    NodeSelector,
+    NodeSelectorTerm,
+    Pod,
+    PreferredSchedulingTerm,
+    read_object,
+)
+from ..api import NodeAffinity as NodeAffinitySpec
+from ..framework import (
+    MAX_NODE_SCORE,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    Code,
+    CycleState,
+    EventResource,
+    Handle,
+    NodeInfo,
+    PreFilterResult,
+    QueueingHint,
+    Status,
+)
+from .inter_pod_affinity._validation import aggregate, node_term_errors, parse_int64
+
+__all__ = [
+    "ERR_REASON_CONFLICT",
+    "ERR_REASON_ENFORCED",
+    "ERR_REASON_POD",
+    "NodeAffinity",
+    "NodeAffinityArgs",
+]
+
+ERR_REASON_POD = "node(s) didn't match Pod's node affinity/selector"
+ERR_REASON_ENFORCED = "node(s) didn't match scheduler-enforced node affinity"
+ERR_REASON_CONFLICT = "pod affinity terms conflict"
+
+PRE_FILTER_STATE_KEY = "PreFilterNodeAffinity"
+PRE_SCORE_STATE_KEY = "PreScoreNodeAffinity"
+
+_POD_MISMATCH = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_REASON_POD,))
+_ENFORCED_MISMATCH = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_REASON_ENFORCED,))
+_CONFLICT = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_REASON_CONFLICT,))
+_SKIP = Status(Code.SKIP)
+
+_NAME_FIELD = "metadata.name"
+_IN, _NOT_IN, _EXISTS, _DOES_NOT_EXIST, _GT, _LT = range(6)
+_OPS = {"In": _IN, "NotIn": _NOT_IN, "Exists": _EXISTS, "DoesNotExist": _DOES_NOT_EXIST,
+        "Gt": _GT, "Lt": _LT}  # fmt: skip
+
+# (label key, operator, values, the integer of Gt/Lt)
+_Expr = tuple[str, int, frozenset[str], int]
+# (field key, In?, value)
+_Field = tuple[str, bool, str]
+
+
+class _Term:
+    """A node selector term that parsed: its requirements, ready to match."""
+
+    __slots__ = ("exprs", "fields")
+
+    def __init__(self, exprs: tuple[_Expr, ...], fields: tuple[_Field, ...]) -> None:
+        self.exprs = exprs
+        self.fields = fields
+
+    def matches(self, name: str, labels: Mapping[str, str]) -> bool:
+        for key, op, values, number in self.exprs:
+            value = labels.get(key)
+            if op == _IN:
+                if value is None or value not in values:
+                    return False
+            elif op == _NOT_IN:
+                if value is not None and value in values:
+                    return False
+            elif op == _EXISTS:
+                if value is None:
+                    return False
+            elif op == _DOES_NOT_EXIST:
+                if value is not None:
+                    return False
+            else:
+                have = None if value is None else parse_int64(value)
+                if have is None or (have <= number if op == _GT else have >= number):
+                    return False
+        if name:  # upstream skips field requirements for a node without a name
+            for key, is_in, want in self.fields:
+                got = name if key == _NAME_FIELD else ""
+                if (got == want) is not is_in:
+                    return False
+        return True
+
+
+def _compile_term(term: NodeSelectorTerm, path: str) -> tuple[_Term | None, list[str]]:
+    """The term ready to match, or its parse errors. Callers skip empty terms."""
+    errors = node_term_errors(term, path)
+    if errors:
+        return None, errors
+    exprs = tuple(
+        (
+            r.key,
+            _OPS[r.operator],
+            frozenset(r.values),
+            (parse_int64(r.values[0]) or 0) if r.operator in ("Gt", "Lt") else 0,
+        )
+        for r in term.match_expressions
+    )
+    fields = tuple((r.key, r.operator == "In", r.values[0]) for r in term.match_fields)
+    return _Term(exprs, fields), []
+
+
+def _is_empty(term: NodeSelectorTerm) -> bool:
+    return not term.match_expressions and not term.match_fields
+
+
+class _NodeSelector:
+    """Terms ORed. Terms that did not parse are dropped; their errors are kept."""
+
+    __slots__ = ("errors", "terms")
+
+    def __init__(self, selector: NodeSelector, path: str) -> None:
+        terms: list[_Term] = []
+        errors: list[str] = []
+        for i, term in enumerate(selector.terms):
+            if _is_empty(term):
+                continue
+            compiled, errs = _compile_term(term, f"{path}nodeSelectorTerms[{i}]")
+            if compiled is None:
+                errors.extend(errs)
+            else:
+                terms.append(compiled)
+        self.terms = tuple(terms)
+        self.errors = tuple(errors)
+
+    def matches(self, name: str, labels: Mapping[str, str]) -> bool:
+        return any(term.matches(name, labels) for term in self.terms)
+
+
+class _RequiredNodeAffinity:
+    """A pod's nodeSelector and required node affinity (upstream RequiredNodeAffinity)."""
+
+    __slots__ = ("affinity", "selector")
+
+    def __init__(self, pod: Pod) -> None:
+        self.selector = tuple(pod.spec.node_selector.items())
+        affinity = pod.spec.affinity
+        required = None
+        if affinity is not None and affinity.node_affinity is not None:
+            required = affinity.node_affinity.required
+        self.affinity = None if required is None else _NodeSelector(required, "")
+
+    def matches(self, node: Node) -> bool:
+        labels = node.metadata.labels
+        for key, value in self.selector:
+            if labels.get(key) != value:
+                return False
+        affinity = self.affinity
+        return affinity is None or affinity.matches(node.metadata.name, labels)
+
+    def match_or_broken(self, node: Node) -> tuple[bool, bool]:
+        """(matched, broken): broken when no term matched and some did not parse."""
+        if not self.matches(node):
+            labels = node.metadata.labels
+            selector_ok = all(labels.get(k) == v for k, v in self.selector)
+            return False, selector_ok and self.affinity is not None and bool(self.affinity.errors)
+        return True, False
+
+
+class _PreferredTerms:
+    """Weighted preferred terms; terms with weight 0 or no requirement are left out."""
+
+    __slots__ = ("terms",)
+
+    def __init__(self, terms: tuple[tuple[int, _Term], ...]) -> None:
+        self.terms = terms
+
+    @classmethod
+    def parse(
+        cls, terms: Sequence[PreferredSchedulingTerm], path: str
+    ) -> tuple[_PreferredTerms | None, str | None]:
+        parsed: list[tuple[int, _Term]] = []
+        errors: list[str] = []
+        for i, term in enumerate(terms):
+            if term.weight == 0 or _is_empty(term.preference):
+                continue
+            compiled, errs = _compile_term(term.preference, f"{path}[{i}]")
+            if compiled is None:
+                errors.extend(errs)
+            else:
+                parsed.append((term.weight, compiled))
+        if errors:
+            return None, aggregate(errors)
+        return cls(tuple(parsed)), None
+
+    def score(self, name: str, labels: Mapping[str, str]) -> int:
+        return sum(weight for weight, term in self.terms if term.matches(name, labels))
+
+
+def _pod_preferred(pod: Pod) -> tuple[_PreferredTerms | None, str | None]:
+    affinity = pod.spec.affinity
+    if affinity is None or affinity.node_affinity is None:
+        return None, None
+    preferred = affinity.node_affinity.preferred
+    if not preferred:
+        return None, None
+    return _PreferredTerms.parse(preferred, "")
+
+
+@attrs.frozen
+class _PreFilterState:
+    required: _RequiredNodeAffinity
+
+    def clone(self) -> _PreFilterState:
+        return self
+
+
+@attrs.frozen
+class _PreScoreState:
+    preferred: _PreferredTerms | None
+
+    def clone(self) -> _PreScoreState:
+        return self
+
+
+def _trunc_div(a: int, b: int) -> int:
+    """Integer division rounding toward zero, as Go's."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+def _default_normalize_score(scores: dict[str, int], reverse: bool) -> None:
+    """Scale scores so the highest becomes 100 (upstream helper.DefaultNormalizeScore)."""
+    highest = max(scores.values(), default=0)
+    highest = max(highest, 0)
+    if highest == 0:
+        if reverse:
+            for node in scores:
+                scores[node] = MAX_NODE_SCORE
+        return
+    for node, score in scores.items():
+        normalized = _trunc_div(MAX_NODE_SCORE * score, highest)
+        scores[node] = MAX_NODE_SCORE - normalized if reverse else normalized
+
+
+# ---- args --------------------------------------------------------------------------
+
+_REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
+_PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
+_ARG_FIELDS = frozenset({"addedAffinity", "apiVersion", "kind"})
+_MANIFEST_PREFIX = "Pod default/args: spec.affinity.nodeAffinity"
+
+
+@attrs.frozen(kw_only=True)
+class NodeAffinityArgs:
+    """NodeAffinityArgs: ``addedAffinity`` is enforced on every pod of the profile."""
+
+    added_affinity: NodeAffinitySpec | None = None
+
+    @classmethod
+    def from_dict(cls, args: Mapping[str, Any] | None) -> NodeAffinityArgs:
+        if args is None:
+            return cls()
+        if not isinstance(args, Mapping):
+            raise ConfigError(f"NodeAffinity: args: expected a mapping, got {args!r}")
+        unknown = sorted(set(args) - _ARG_FIELDS)
+        if unknown:
+            raise ConfigError(f'NodeAffinity: args: unknown field "{unknown[0]}"')
+        added = args.get("addedAffinity")
+        if added is None:
+            return cls()
+        if not isinstance(added, Mapping):
+            raise ConfigError(
+                f"NodeAffinity: args.addedAffinity: expected a mapping, got {added!r}"
+            )
+        manifest = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "args"},
+            "spec": {"affinity": {"nodeAffinity": dict(added)}},
+        }
+        try:
+            pod = read_object(manifest)
+        except ManifestError as exc:
+            message = str(exc).replace(_MANIFEST_PREFIX, "args.addedAffinity", 1)
+            raise ConfigError(f"NodeAffinity: {message}") from exc
+        assert isinstance(pod, Pod) and pod.spec.affinity is not None
+        spec = pod.spec.affinity.node_affinity or NodeAffinitySpec()
+        if spec.required is None and isinstance(added.get(_REQUIRED), Mapping):
+            # Present but without terms: a selector that matches no node.
+            spec = attrs.evolve(spec, required=NodeSelector())
+        return cls(added_affinity=spec)
+
+
+# ---- the plugin --------------------------------------------------------------------
+
+
+class NodeAffinity:
+    """Filters by the pod's nodeSelector and required node affinity; scores by preference."""
+
+    name = "NodeAffinity"
+
+    def __init__(self, args: NodeAffinityArgs) -> None:
+        self.args = args
+        self._added_selector: _NodeSelector | None = None
+        self._added_preferred: _PreferredTerms | None = None
+        added = args.added_affinity
+        errors: list[str] = []
+        if added is not None:
+            if added.required is not None:
+                self._added_selector = _NodeSelector(added.required, f"addedAffinity.{_REQUIRED}.")
+                errors.extend(self._added_selector.errors)
+            if added.preferred:
+                self._added_preferred, error = _PreferredTerms.parse(
+                    added.preferred, f"addedAffinity.{_PREFERRED}"
+                )
+                if error is not None:
+                    errors.append(error)
+        if errors:
+            raise ConfigError(f"NodeAffinity: args.{aggregate(errors)}")
+
+    @classmethod
+    def new(cls, args: Mapping[str, Any] | None, handle: Handle) -> NodeAffinity:
+        return cls(NodeAffinityArgs.from_dict(args))
+
+    # -- EnqueueExtensions
+
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        # With queueing hints there is no pre-check, so taint updates need no registration.
+        event = ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL)
+        return [ClusterEventWithHint(event, self._node_changed)]
+
+    def _node_changed(self, pod: Pod, old: Any, new: Any) -> QueueingHint:
+        if not isinstance(new, Node) or (old is not None and not isinstance(old, Node)):
+            return QueueingHint.QUEUE
+        added = self._added_selector
+        if added is not None and not added.matches(new.metadata.name, new.metadata.labels):
+            return QueueingHint.SKIP
+        required = _RequiredNodeAffinity(pod)
+        matched, broken = required.match_or_broken(new)
+        if broken:
+            return QueueingHint.QUEUE
+        if not matched:
+            return QueueingHint.SKIP
+        if old is None:
+            return QueueingHint.QUEUE
+        was_matched, broken = required.match_or_broken(old)
+        if broken:
+            return QueueingHint.QUEUE
+        # Only a change from no match to match helps the pod.
+        return QueueingHint.SKIP if was_matched else QueueingHint.QUEUE
+
+    # -- PreFilter / Filter
+
+    def pre_filter(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> Status | PreFilterResult | None:
+        affinity = pod.spec.affinity
+        required = None
+        if affinity is not None and affinity.node_affinity is not None:
+            required = affinity.node_affinity.required
+        if required is None and self._added_selector is None and not pod.spec.node_selector:
+            return _SKIP
+        state.write(PRE_FILTER_STATE_KEY, _PreFilterState(_RequiredNodeAffinity(pod)))
+        if required is None or not required.terms:
+            return None
+        # Terms that pin metadata.name narrow the nodes to evaluate.
+        node_names: set[str] | None = None
+        for term in required.terms:
+            term_names: set[str] | None = None
+            for req in term.match_fields:
+                if req.key == _NAME_FIELD and req.operator == "In":
+                    values = set(req.values)
+                    term_names = values if term_names is None else term_names & values
+            if term_names is None:
+                return None  # terms are ORed: this one leaves every node possible
+            node_names = term_names if node_names is None else node_names | term_names
+        if not node_names:
+            return _CONFLICT
+        return PreFilterResult(frozenset(node_names))
+
+    def pre_filter_extensions(self) -> None:
+        return None
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        node = node_info.node
+        added = self._added_selector
+        if added is not None and not added.matches(node.metadata.name, node.metadata.labels):
+            return _ENFORCED_MISMATCH
+        pre: _PreFilterState | None = state.get(PRE_FILTER_STATE_KEY)
+        required = pre.required if pre is not None else _RequiredNodeAffinity(pod)
+        if not required.matches(node):
+            return _POD_MISMATCH
+        return None
+
+    # -- PreScore / Score
+
+    def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
+        preferred, error = _pod_preferred(pod)
+        if error is not None:
+            return Status(Code.ERROR, (error,))
+        if preferred is None and self._added_preferred is None:
+            return _SKIP
+        state.write(PRE_SCORE_STATE_KEY, _PreScoreState(preferred))
+        return None
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
+        node = node_info.node
+        name, labels = node.metadata.name, node.metadata.labels
+        count = 0
+        if self._added_preferred is not None:
+            count += self._added_preferred.score(name, labels)
+        pre: _PreScoreState | None = state.get(PRE_SCORE_STATE_KEY)
+        if pre is not None:
+            preferred = pre.preferred
+        else:
+            preferred, error = _pod_preferred(pod)
+            if error is not None:
+                raise ValueError(error)
+        if preferred is not None:
+            count += preferred.score(name, labels)
+        return count
+
+    def score_extensions(self) -> NodeAffinity:
+        return self
+
+    def normalize_score(self, state: CycleState, pod: Pod, scores: dict[str, int]) -> None:
+        _default_normalize_score(scores, reverse=False)

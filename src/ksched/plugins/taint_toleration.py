@@ -1,0 +1,159 @@
+"""TaintToleration: a pod must tolerate a node's NoSchedule and NoExecute taints.
+
+# pkg/scheduler/framework/plugins/tainttoleration/taint_toleration.go
+Filter rejects a node with a NoSchedule/NoExecute taint none of the pod's tolerations
+tolerates, naming the first such taint. Score counts the PreferNoSchedule taints the
+pod does not tolerate (only tolerations with effect PreferNoSchedule or empty count);
+NormalizeScore reverses it: fewest intolerable taints, highest score.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from ..api import Node, Pod, Taint, Toleration
+from ..framework import (
+    MAX_NODE_SCORE,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    Code,
+    CycleState,
+    EventResource,
+    Handle,
+    NodeInfo,
+    QueueingHint,
+    Status,
+)
+
+__all__ = ["TaintToleration", "untolerated_taint_reason"]
+
+PRE_SCORE_STATE_KEY = "PreScoreTaintToleration"
+
+_DO_NOT_SCHEDULE = frozenset({"NoSchedule", "NoExecute"})
+_PREFER_NO_SCHEDULE = "PreferNoSchedule"
+
+
+def untolerated_taint_reason(taint: Taint) -> str:
+    """The Filter reason for ``taint``, worded as upstream."""
+    return f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}"
+
+
+def _first_untolerated(taints: Sequence[Taint], tolerations: Sequence[Toleration]) -> Taint | None:
+    """The first NoSchedule/NoExecute taint that no toleration tolerates."""
+    for taint in taints:
+        if taint.effect in _DO_NOT_SCHEDULE and not any(t.tolerates(taint) for t in tolerations):
+            return taint
+    return None
+
+
+@attrs.frozen
+class _PreScoreState:
+    tolerations: tuple[Toleration, ...]
+    """The pod's tolerations with effect PreferNoSchedule or no effect."""
+
+    def clone(self) -> _PreScoreState:
+        return self
+
+
+def _trunc_div(a: int, b: int) -> int:
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+def _default_normalize_score(scores: dict[str, int], reverse: bool) -> None:
+    """Scale so the highest score becomes 100 (upstream helper.DefaultNormalizeScore)."""
+    highest = max(0, max(scores.values(), default=0))
+    if highest == 0:
+        if reverse:
+            for node in scores:
+                scores[node] = MAX_NODE_SCORE
+        return
+    for node, score in scores.items():
+        normalized = _trunc_div(MAX_NODE_SCORE * score, highest)
+        scores[node] = MAX_NODE_SCORE - normalized if reverse else normalized
+
+
+class TaintToleration:
+    """Keeps pods off nodes whose taints they do not tolerate; prefers fewer soft taints."""
+
+    name = "TaintToleration"
+
+    @classmethod
+    def new(cls, args: Mapping[str, Any] | None, handle: Handle) -> TaintToleration:
+        return cls()
+
+    # -- EnqueueExtensions
+
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        # With queueing hints there is no pre-check: label updates need no registration,
+        # and a pod's own toleration update goes through the Pod event's hint.
+        return [
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT),
+                self._node_changed,
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.POD, ActionType.UPDATE_POD_TOLERATION),
+                self._pod_tolerations_changed,
+            ),
+        ]
+
+    def _node_changed(self, pod: Pod, old: Any, new: Any) -> QueueingHint:
+        if not isinstance(new, Node) or (old is not None and not isinstance(old, Node)):
+            return QueueingHint.QUEUE
+        tolerations = pod.spec.tolerations
+        was_untolerated = True
+        if old is not None:
+            was_untolerated = _first_untolerated(old.spec.taints, tolerations) is not None
+        is_untolerated = _first_untolerated(new.spec.taints, tolerations) is not None
+        if was_untolerated and not is_untolerated:
+            return QueueingHint.QUEUE
+        return QueueingHint.SKIP
+
+    def _pod_tolerations_changed(self, pod: Pod, old: Any, new: Any) -> QueueingHint:
+        if not isinstance(new, Pod) or (old is not None and not isinstance(old, Pod)):
+            return QueueingHint.QUEUE
+        # Only the rejected pod's own new toleration can change its verdict.
+        return QueueingHint.QUEUE if new.uid == pod.uid else QueueingHint.SKIP
+
+    # -- Filter
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        taints = node_info.node.spec.taints
+        if not taints:
+            return None
+        taint = _first_untolerated(taints, pod.spec.tolerations)
+        if taint is None:
+            return None
+        return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (untolerated_taint_reason(taint),))
+
+    # -- PreScore / Score
+
+    def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
+        tolerations = tuple(
+            t for t in pod.spec.tolerations if not t.effect or t.effect == _PREFER_NO_SCHEDULE
+        )
+        state.write(PRE_SCORE_STATE_KEY, _PreScoreState(tolerations))
+        return None
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
+        pre: _PreScoreState | None = state.get(PRE_SCORE_STATE_KEY)
+        if pre is None:
+            raise LookupError(f'failed to read "{PRE_SCORE_STATE_KEY}" from cycleState')
+        tolerations = pre.tolerations
+        return sum(
+            1
+            for taint in node_info.node.spec.taints
+            if taint.effect == _PREFER_NO_SCHEDULE
+            and not any(t.tolerates(taint) for t in tolerations)
+        )
+
+    def score_extensions(self) -> TaintToleration:
+        return self
+
+    def normalize_score(self, state: CycleState, pod: Pod, scores: dict[str, int]) -> None:
+        _default_normalize_score(scores, reverse=True)

@@ -1,0 +1,400 @@
+"""NodeAffinity: upstream node_affinity_test.go tables (TestNodeAffinity,
+TestNodeAffinityPriority, Test_isSchedulableAfterNodeChange).
+
+Upstream pods are bare ``v1.Pod`` literals; here they are read from the same shapes as
+manifests (a name is added). A node without a name in the upstream row has none here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
+
+import pytest
+
+from ksched._errors import ConfigError
+from ksched.api import Node, ObjectMeta, Pod, read_object
+from ksched.framework import (
+    ActionType,
+    ClusterEvent,
+    Code,
+    CycleState,
+    EventResource,
+    Handle,
+    NodeInfo,
+    PreFilterResult,
+    QueueingHint,
+    Status,
+)
+from ksched.plugins import in_tree_factory
+from ksched.plugins.node_affinity import (
+    ERR_REASON_CONFLICT,
+    ERR_REASON_ENFORCED,
+    ERR_REASON_POD,
+    NodeAffinity,
+)
+
+REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
+PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
+NAME = "metadata.name"
+
+POD_MISMATCH = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_REASON_POD,))
+ENFORCED_MISMATCH = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_REASON_ENFORCED,))
+SKIP = Status(Code.SKIP)
+HANDLE = cast(Handle, None)  # NodeAffinity never uses its handle
+
+
+def req(key: str, op: str, *values: str) -> dict[str, Any]:
+    return {"key": key, "operator": op, "values": list(values)}
+
+
+def term(
+    exprs: Sequence[dict[str, Any]] = (), fields: Sequence[dict[str, Any]] = ()
+) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if exprs:
+        out["matchExpressions"] = list(exprs)
+    if fields:
+        out["matchFields"] = list(fields)
+    return out
+
+
+def required(*terms: dict[str, Any]) -> dict[str, Any]:
+    return {REQUIRED: {"nodeSelectorTerms": list(terms)}}
+
+
+def preferred(*weighted: tuple[int, dict[str, Any]]) -> dict[str, Any]:
+    return {PREFERRED: [{"weight": w, "preference": t} for w, t in weighted]}
+
+
+def make_pod(
+    node_affinity: dict[str, Any] | None = None, node_selector: Mapping[str, str] | None = None
+) -> Pod:
+    spec: dict[str, Any] = {}
+    if node_affinity is not None:
+        spec["affinity"] = {"nodeAffinity": node_affinity}
+    if node_selector is not None:
+        spec["nodeSelector"] = dict(node_selector)
+    pod = read_object({"kind": "Pod", "metadata": {"name": "pod"}, "spec": spec})
+    assert isinstance(pod, Pod)
+    return pod
+
+
+def make_node(name: str = "", labels: Mapping[str, str] | None = None) -> Node:
+    return Node(metadata=ObjectMeta(name=name, namespace="", labels=dict(labels or {})))
+
+
+def plugin(args: Mapping[str, Any] | None = None) -> NodeAffinity:
+    return NodeAffinity.new(args, HANDLE)
+
+
+# ---- TestNodeAffinity --------------------------------------------------------------------
+
+IN_FOO = term([req("foo", "In", "bar", "value2")])
+NODE1_FIELD = req(NAME, "In", "node1")
+NODE2_FIELD = req(NAME, "In", "node2")
+ADDED_NODE2 = {"addedAffinity": required(term(fields=[NODE2_FIELD]))}
+
+# name, pod, labels, node name, want Filter, want PreFilter, want PreFilterResult, args, run PreFilter
+AFFINITY_ROWS: list[tuple[Any, ...]] = [
+    ("missing labels", make_pod(node_selector={"foo": "bar"}), {}, "",
+     POD_MISMATCH, None, None, None, True),
+    ("same labels", make_pod(node_selector={"foo": "bar"}), {"foo": "bar"}, "",
+     None, None, None, None, True),
+    ("node labels are superset", make_pod(node_selector={"foo": "bar"}),
+     {"foo": "bar", "baz": "blah"}, "", None, None, None, None, True),
+    ("node labels are subset", make_pod(node_selector={"foo": "bar", "baz": "blah"}),
+     {"foo": "bar"}, "", POD_MISMATCH, None, None, None, True),
+    ("Pod with matchExpressions using In operator that matches the existing node",
+     make_pod(required(IN_FOO)), {"foo": "bar"}, "", None, None, None, None, True),
+    ("Pod with matchExpressions using Gt operator that matches the existing node",
+     make_pod(required(term([req("kernel-version", "Gt", "0204")]))),
+     {"kernel-version": "0206"}, "", None, None, None, None, True),
+    ("Pod with matchExpressions using NotIn operator that matches the existing node",
+     make_pod(required(term([req("mem-type", "NotIn", "DDR", "DDR2")]))),
+     {"mem-type": "DDR3"}, "", None, None, None, None, True),
+    ("Pod with matchExpressions using Exists operator that matches the existing node",
+     make_pod(required(term([req("GPU", "Exists")]))),
+     {"GPU": "NVIDIA-GRID-K1"}, "", None, None, None, None, True),
+    ("Pod with affinity that don't match node's labels won't schedule onto the node",
+     make_pod(required(term([req("foo", "In", "value1", "value2")]))),
+     {"foo": "bar"}, "", POD_MISMATCH, None, None, None, True),
+    ("Pod with empty MatchExpressions is not a valid value will match no objects and won't "
+     "schedule onto the node",
+     make_pod(required(term())), {"foo": "bar"}, "", POD_MISMATCH, None, None, None, True),
+    ("Pod with no Affinity will schedule onto a node", make_pod(), {"foo": "bar"}, "",
+     None, SKIP, None, None, True),
+    ("Pod with Affinity but nil NodeSelector will schedule onto a node",
+     make_pod({REQUIRED: None}), {"foo": "bar"}, "", None, SKIP, None, None, True),
+    ("Pod with multiple matchExpressions ANDed that matches the existing node",
+     make_pod(required(term([req("GPU", "Exists"), req("GPU", "NotIn", "AMD", "INTER")]))),
+     {"GPU": "NVIDIA-GRID-K1"}, "", None, None, None, None, True),
+    ("Pod with multiple matchExpressions ANDed that doesn't match the existing node",
+     make_pod(required(term([req("GPU", "Exists"), req("GPU", "In", "AMD", "INTER")]))),
+     {"GPU": "NVIDIA-GRID-K1"}, "", POD_MISMATCH, None, None, None, True),
+    ("Pod with multiple NodeSelectorTerms ORed in affinity, matches the node's labels and will "
+     "schedule onto the node",
+     make_pod(required(IN_FOO, term([req("diffkey", "In", "wrong", "value2")]))),
+     {"foo": "bar"}, "", None, None, None, None, True),
+    ("Pod with an Affinity and a PodSpec.NodeSelector(the old thing that we are deprecating) "
+     "both are satisfied, will schedule onto the node",
+     make_pod(required(term([req("foo", "Exists")])), {"foo": "bar"}),
+     {"foo": "bar"}, "", None, None, None, None, True),
+    ("Pod with an Affinity matches node's labels but the PodSpec.NodeSelector(the old thing "
+     "that we are deprecating) is not satisfied, won't schedule onto the node",
+     make_pod(required(term([req("foo", "Exists")])), {"foo": "bar"}),
+     {"foo": "barrrrrr"}, "", POD_MISMATCH, None, None, None, True),
+    ("Pod with an invalid value in Affinity term won't be scheduled onto the node",
+     make_pod(required(term([req("foo", "NotIn", "invalid value: ___@#$%^")]))),
+     {"foo": "bar"}, "", POD_MISMATCH, None, None, None, True),
+    ("Pod with matchFields using In operator that matches the existing node",
+     make_pod(required(term(fields=[NODE1_FIELD]))), {}, "node1",
+     None, None, PreFilterResult(frozenset({"node1"})), None, True),
+    ("Pod with matchFields using In operator that does not match the existing node",
+     make_pod(required(term(fields=[NODE1_FIELD]))), {}, "node2",
+     POD_MISMATCH, None, PreFilterResult(frozenset({"node1"})), None, True),
+    ("Pod with two terms: matchFields does not match, but matchExpressions matches",
+     make_pod(required(term(fields=[NODE1_FIELD]), term([req("foo", "In", "bar")]))),
+     {"foo": "bar"}, "node2", None, None, None, None, True),
+    ("Pod with one term: matchFields does not match, but matchExpressions matches",
+     make_pod(required(term([req("foo", "In", "bar")], [NODE1_FIELD]))),
+     {"foo": "bar"}, "node2", POD_MISMATCH, None, PreFilterResult(frozenset({"node1"})), None,
+     True),
+    ("Pod with one term: both matchFields and matchExpressions match",
+     make_pod(required(term([req("foo", "In", "bar")], [NODE1_FIELD]))),
+     {"foo": "bar"}, "node1", None, None, PreFilterResult(frozenset({"node1"})), None, True),
+    ("Pod with two terms: both matchFields and matchExpressions do not match",
+     make_pod(required(term(fields=[NODE1_FIELD]),
+                       term([req("foo", "In", "not-match-to-bar")]))),
+     {"foo": "bar"}, "node2", POD_MISMATCH, None, None, None, True),
+    ("Pod with two terms of node.Name affinity",
+     make_pod(required(term(fields=[NODE1_FIELD]), term(fields=[NODE2_FIELD]))), {}, "node2",
+     None, None, PreFilterResult(frozenset({"node1", "node2"})), None, True),
+    ("Pod with two conflicting mach field requirements",
+     make_pod(required(term(fields=[NODE1_FIELD, NODE2_FIELD]))), {"foo": "bar"}, "node2",
+     POD_MISMATCH, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_REASON_CONFLICT,)), None,
+     None, True),
+    ("Matches added affinity and Pod's node affinity",
+     make_pod(required(term([req("zone", "In", "foo")]))), {"zone": "foo"}, "node2",
+     None, None, None, ADDED_NODE2, True),
+    ("Matches added affinity but not Pod's node affinity",
+     make_pod(required(term([req("zone", "In", "bar")]))), {"zone": "foo"}, "node2",
+     POD_MISMATCH, None, None, ADDED_NODE2, True),
+    ("Doesn't match added affinity", make_pod(), {"zone": "foo"}, "node2",
+     ENFORCED_MISMATCH, None, None,
+     {"addedAffinity": required(term([req("zone", "In", "bar")]))}, True),
+    ("Matches node selector correctly even if PreFilter is not called",
+     make_pod(node_selector={"foo": "bar"}), {"foo": "bar", "baz": "blah"}, "",
+     None, None, None, None, False),
+    ("Matches node affinity correctly even if PreFilter is not called",
+     make_pod(required(term([req("GPU", "Exists"), req("GPU", "NotIn", "AMD", "INTER")]))),
+     {"GPU": "NVIDIA-GRID-K1"}, "", None, None, None, None, False),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("pod", "labels", "node_name", "want", "want_pre", "want_result", "args", "run_pre"),
+    [row[1:] for row in AFFINITY_ROWS],
+    ids=[row[0] for row in AFFINITY_ROWS],
+)
+def test_node_affinity(
+    pod: Pod,
+    labels: dict[str, str],
+    node_name: str,
+    want: Status | None,
+    want_pre: Status | None,
+    want_result: PreFilterResult | None,
+    args: dict[str, Any] | None,
+    run_pre: bool,
+) -> None:
+    p = plugin(args)
+    node_info = NodeInfo.of(make_node(node_name, labels))
+    state = CycleState()
+    if run_pre:
+        got = p.pre_filter(state, pod, [node_info])
+        if isinstance(got, PreFilterResult):
+            assert (None, got) == (want_pre, want_result)
+        else:
+            assert (got, None) == (want_pre, want_result)
+    assert p.filter(state, pod, node_info) == want
+
+
+# ---- TestNodeAffinityPriority ------------------------------------------------------------
+
+LABEL1 = {"foo": "bar"}
+LABEL2 = {"key": "value"}
+LABEL3 = {"az": "az1"}
+LABEL4 = {"abc": "az11", "def": "az22"}
+LABEL5 = {"foo": "bar", "key": "value", "az": "az1"}
+FOO_BAR = term([req("foo", "In", "bar")])
+KEY_VALUE = term([req("key", "In", "value")])
+AFFINITY1 = preferred((2, FOO_BAR))
+AFFINITY2 = preferred(
+    (2, FOO_BAR),
+    (4, KEY_VALUE),
+    (5, term([req("foo", "In", "bar"), req("key", "In", "value"), req("az", "In", "az1")])),
+)
+BAD_KEY_MESSAGE = (
+    '[0].matchExpressions[0].key: Invalid value: "invalid key": name part must consist of '
+    "alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric "
+    "character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is "
+    "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
+)
+
+# name, pod, nodes (name, labels), expected, args, run PreScore, want PreScore
+PRIORITY_ROWS: list[tuple[Any, ...]] = [
+    ("all nodes are same priority as NodeAffinity is nil", make_pod(),
+     [("node1", LABEL1), ("node2", LABEL2), ("node3", LABEL3)],
+     {"node1": 0, "node2": 0, "node3": 0}, None, False, None),
+    ("Skip is returned in PreScore when NodeAffinity is nil", make_pod(), [("node1", LABEL1)],
+     None, None, True, SKIP),
+    ("PreScore returns error when an incoming Pod has a broken affinity",
+     make_pod(preferred((2, term([req("invalid key", "In", "bar")])))), [("node1", LABEL1)],
+     None, None, True, Status(Code.ERROR, (BAD_KEY_MESSAGE,))),
+    ("no node matches preferred scheduling requirements in NodeAffinity of pod so all nodes' "
+     "priority is zero", make_pod(AFFINITY1),
+     [("node1", LABEL4), ("node2", LABEL2), ("node3", LABEL3)],
+     {"node1": 0, "node2": 0, "node3": 0}, None, True, None),
+    ("only node1 matches the preferred scheduling requirements of pod", make_pod(AFFINITY1),
+     [("node1", LABEL1), ("node2", LABEL2), ("node3", LABEL3)],
+     {"node1": 100, "node2": 0, "node3": 0}, None, True, None),
+    ("all nodes matches the preferred scheduling requirements of pod but with different "
+     "priorities ", make_pod(AFFINITY2), [("node1", LABEL1), ("node5", LABEL5), ("node2", LABEL2)],
+     {"node1": 18, "node5": 100, "node2": 36}, None, True, None),
+    ("added affinity", make_pod(), [("node1", LABEL1), ("node2", LABEL2)],
+     {"node1": 100, "node2": 0}, {"addedAffinity": AFFINITY1}, True, None),
+    ("added affinity and pod has default affinity", make_pod(AFFINITY1),
+     [("node1", LABEL1), ("node2", LABEL2), ("node3", LABEL5)],
+     {"node1": 40, "node2": 60, "node3": 100},
+     {"addedAffinity": preferred((3, KEY_VALUE))}, True, None),
+    ("calculate the priorities correctly even if PreScore is not called", make_pod(AFFINITY2),
+     [("node1", LABEL1), ("node5", LABEL5), ("node2", LABEL2)],
+     {"node1": 18, "node5": 100, "node2": 36}, None, True, None),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("pod", "nodes", "expected", "args", "run_pre_score", "want_pre_score"),
+    [row[1:] for row in PRIORITY_ROWS],
+    ids=[row[0] for row in PRIORITY_ROWS],
+)
+def test_node_affinity_priority(
+    pod: Pod,
+    nodes: list[tuple[str, dict[str, str]]],
+    expected: dict[str, int] | None,
+    args: dict[str, Any] | None,
+    run_pre_score: bool,
+    want_pre_score: Status | None,
+) -> None:
+    p = plugin(args)
+    infos = [NodeInfo.of(make_node(name, labels)) for name, labels in nodes]
+    state = CycleState()
+    if run_pre_score:
+        status = p.pre_score(state, pod, infos)
+        assert status == want_pre_score
+        if status is not None:
+            return
+    scores = {info.name: p.score(state, pod, info) for info in infos}
+    p.normalize_score(state, pod, scores)
+    assert scores == expected
+
+
+def test_score_without_pre_score_raises_on_broken_affinity() -> None:
+    pod = make_pod(preferred((2, term([req("invalid key", "In", "bar")]))))
+    with pytest.raises(ValueError, match="invalid key"):
+        plugin().score(CycleState(), pod, NodeInfo.of(make_node("node1", LABEL1)))
+
+
+# ---- Test_isSchedulableAfterNodeChange ---------------------------------------------------
+
+POD_WITH_NODE_AFFINITY = make_pod(required(term([req("foo", "In", "bar")])))
+ADDED_FOO_BAR = {"addedAffinity": required(term([req("foo", "In", "bar")]))}
+
+# name, args, old, new, expected
+HINT_ROWS: list[tuple[Any, ...]] = [
+    ("backoff-wrong-new-object", None, None, "not-a-node", QueueingHint.QUEUE),
+    ("backoff-wrong-old-object", None, "not-a-node", make_node(), QueueingHint.QUEUE),
+    ("skip-queue-on-add", None, None, make_node(), QueueingHint.SKIP),
+    ("queue-on-add", None, None, make_node(labels={"foo": "bar"}), QueueingHint.QUEUE),
+    ("skip-unrelated-changes", None, make_node(), make_node(), QueueingHint.SKIP),
+    ("skip-unrelated-changes-on-labels", None, make_node(), make_node(labels={"k": "v"}),
+     QueueingHint.SKIP),
+    ("skip-labels-changes-on-node-from-suitable-to-unsuitable", None,
+     make_node(labels={"foo": "bar"}), make_node(labels={"k": "v"}), QueueingHint.SKIP),
+    ("queue-on-labels-change-makes-pod-schedulable", None, make_node(),
+     make_node(labels={"foo": "bar"}), QueueingHint.QUEUE),
+    ("skip-queue-on-add-scheduler-enforced-node-affinity", ADDED_FOO_BAR, None, make_node(),
+     QueueingHint.SKIP),
+    ("queue-on-add-scheduler-enforced-node-affinity", ADDED_FOO_BAR, None,
+     make_node(labels={"foo": "bar"}), QueueingHint.QUEUE),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("args", "old", "new", "expected"),
+    [row[1:] for row in HINT_ROWS],
+    ids=[row[0] for row in HINT_ROWS],
+)
+def test_is_schedulable_after_node_change(
+    args: dict[str, Any] | None, old: Any, new: Any, expected: QueueingHint
+) -> None:
+    (registration,) = plugin(args).events_to_register()
+    assert registration.hint is not None
+    assert registration.hint(POD_WITH_NODE_AFFINITY, old, new) is expected
+
+
+def test_hint_queues_when_the_pods_affinity_cannot_be_parsed() -> None:
+    # A term that does not parse makes Match report an error: the pod is queued.
+    pod = make_pod(required(term([req("foo", "In")])))
+    (registration,) = plugin().events_to_register()
+    assert registration.hint is not None
+    assert registration.hint(pod, None, make_node(labels={"foo": "bar"})) is QueueingHint.QUEUE
+
+
+def test_events_to_register() -> None:
+    (registration,) = plugin().events_to_register()
+    assert registration.event == ClusterEvent(
+        EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL
+    )
+
+
+# ---- args --------------------------------------------------------------------------------
+
+
+def test_registry_builds_the_plugin() -> None:
+    factory = in_tree_factory("NodeAffinity")
+    assert factory is not None
+    assert isinstance(factory(None, HANDLE), NodeAffinity)
+
+
+def test_added_affinity_with_empty_required_matches_no_node() -> None:
+    p = plugin({"addedAffinity": {REQUIRED: {"nodeSelectorTerms": []}}})
+    assert p.filter(CycleState(), make_pod(), NodeInfo.of(make_node("n1"))) == ENFORCED_MISMATCH
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            {"addedAffinity": required(term([req("foo", "In")]))},
+            "NodeAffinity: args.addedAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+            ".nodeSelectorTerms[0].matchExpressions[0].values: Invalid value: []string(nil): "
+            "for 'in', 'notin' operators, values set can't be empty",
+        ),
+        (
+            {"addedAffinity": preferred((1, term(fields=[req(NAME, "In", "a", "b")])))},
+            "NodeAffinity: args.addedAffinity.preferredDuringSchedulingIgnoredDuringExecution[0]"
+            '.matchFields[0].values: Invalid value: []string{"a", "b"}: must have one element',
+        ),
+        ({"addedAffinity": "zone"}, "NodeAffinity: args.addedAffinity: expected a mapping"),
+        ({"addedAfinity": {}}, 'NodeAffinity: args: unknown field "addedAfinity"'),
+        (
+            {"addedAffinity": required(term([req("zone", "Near", "a")]))},
+            "NodeAffinity: args.addedAffinity.requiredDuringSchedulingIgnoredDuringExecution",
+        ),
+    ],
+)
+def test_invalid_args(args: dict[str, Any], message: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        plugin(args)
+    assert str(info.value).startswith(message)
