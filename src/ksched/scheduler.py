@@ -380,8 +380,6 @@ class Scheduler:
     async def _loop(self) -> None:
         while True:
             qpi = await self.queue.pop()
-            if qpi is None:
-                return
             await self._schedule_one(qpi)
             await anyio.lowlevel.checkpoint()
 
@@ -493,7 +491,9 @@ class Scheduler:
             )
         statuses = NodeToStatus()
         nominated = pod.status.nominated_node_name
-        nominated_for = self.queue.nominated_pods_for_node if self._has_nominated() else None
+        nominated_for = (
+            self.queue.nominated_pods_for_node if self.queue.has_nominated_pods() else None
+        )
         if nominated:
             info = self.snapshot.get(nominated)
             if info is not None:
@@ -573,10 +573,6 @@ class Scheduler:
             report.skipped_score_plugins = set(state.skip_score_plugins)
             report.selected = best
         return best
-
-    def _has_nominated(self) -> bool:
-        probe = getattr(self.queue, "has_nominated_pods", None)
-        return True if probe is None else bool(probe())
 
     def _select_host(self, feasible: Sequence[NodeInfo], totals: Mapping[str, int]) -> str:
         """The highest total; ties broken at random (seedable), as upstream's heap does."""

@@ -125,7 +125,9 @@ def test_taint_toleration_score(
 def test_score_without_pre_score_fails() -> None:
     p = TaintToleration.new(None, HANDLE)
     with pytest.raises(LookupError, match="PreScoreTaintToleration"):
-        p.score(CycleState(), pod_with_tolerations("pod1", []), NodeInfo.of(node_with_taints("n", [])))
+        p.score(
+            CycleState(), pod_with_tolerations("pod1", []), NodeInfo.of(node_with_taints("n", []))
+        )
 
 
 # ---- TestTaintTolerationFilter -----------------------------------------------------------
@@ -186,7 +188,8 @@ def test_taint_toleration_filter(
 def test_filter_names_the_first_untolerated_taint_and_considers_no_execute() -> None:
     p = TaintToleration.new(None, HANDLE)
     node = node_with_taints(
-        "nodeA", [taint("a", "1", PREFER), taint("b", "2", "NoExecute"), taint("c", "3", NO_SCHEDULE)]
+        "nodeA",
+        [taint("a", "1", PREFER), taint("b", "2", "NoExecute"), taint("c", "3", NO_SCHEDULE)],
     )
     got = p.filter(CycleState(), pod_with_tolerations("pod1", []), NodeInfo.of(node))
     assert got == untolerated("b", "2")
@@ -215,7 +218,9 @@ NODE_HINT_ROWS: list[tuple[Any, ...]] = [
 
 
 def _hints() -> dict[EventResource, Any]:
-    return {r.event.resource: r.hint for r in TaintToleration.new(None, HANDLE).events_to_register()}
+    return {
+        r.event.resource: r.hint for r in TaintToleration.new(None, HANDLE).events_to_register()
+    }
 
 
 @pytest.mark.parametrize(

@@ -76,10 +76,10 @@ def _pods() -> dict[str, QueuedPod]:
     ("in_backoff", "want"),
     [
         pytest.param([], [], id="Both queues empty, no pods moved to activeQ"),
-        pytest.param(["pod0", "pod1"], ["pod0"], id="Pods only in backoffQ, some pods moved to activeQ"),
-        pytest.param(["pod2", "pod3"], ["pod2"], id="Pods only in errorBackoffQ, some pods moved to activeQ"),
-        pytest.param(["pod0", "pod1", "pod2", "pod3"], ["pod0", "pod2"], id="Pods in both queues, some pods moved to activeQ"),
-        pytest.param(["pod0", "pod2"], ["pod0", "pod2"], id="Pods in both queues, all pods moved to activeQ"),
+        pytest.param(["pod0", "pod1"], ["pod0"], id="Pods only in backoffQ, some pods moved to activeQ"),  # noqa: E501 - upstream case name
+        pytest.param(["pod2", "pod3"], ["pod2"], id="Pods only in errorBackoffQ, some pods moved to activeQ"),  # noqa: E501 - upstream case name
+        pytest.param(["pod0", "pod1", "pod2", "pod3"], ["pod0", "pod2"], id="Pods in both queues, some pods moved to activeQ"),  # noqa: E501 - upstream case name
+        pytest.param(["pod0", "pod2"], ["pod0", "pod2"], id="Pods in both queues, all pods moved to activeQ"),  # noqa: E501 - upstream case name
         pytest.param(["pod1", "pod3"], [], id="Pods in both queues, no pods moved to activeQ"),
     ],
 )  # fmt: skip

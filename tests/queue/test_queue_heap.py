@@ -65,4 +65,4 @@ def test_heap_random_operations_keep_order() -> None:
             head = h.peek()
             assert head is not None and head[1] == min(model.values())
     drained = [h.pop() for _ in range(len(model))]
-    assert [v for _, v in drained if True] == sorted(model.values())
+    assert [item[1] for item in drained if item is not None] == sorted(model.values())

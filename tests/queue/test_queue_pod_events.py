@@ -45,7 +45,12 @@ def _base() -> Pod:
             id="the pod's scheduling gates are eliminated",
         ),
         pytest.param(
-            make_pod("p").req(cpu="1", memory="1Gi").label("a", "1").scheduling_gates("g").toleration("k").obj(),
+            make_pod("p")
+            .req(cpu="1", memory="1Gi")
+            .label("a", "1")
+            .scheduling_gates("g")
+            .toleration("k")
+            .obj(),
             [ActionType.UPDATE_POD_TOLERATION],
             id="pod's tolerations are updated",
         ),

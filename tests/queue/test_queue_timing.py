@@ -6,6 +6,7 @@ and jumps whenever every task waits, so the asserted times are exact.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -202,7 +203,7 @@ async def test_backoff_doubles_up_to_the_maximum() -> None:
         await anyio.sleep_until(45)
         tg.cancel_scope.cancel()
     assert popped == [0.0, 2.0, 5.0, 10.0, 19.0, 30.0, 41.0]
-    gaps = [b - a for a, b in zip(popped, popped[1:], strict=False)]
+    gaps = [b - a for a, b in itertools.pairwise(popped)]
     assert gaps == [2.0, 3.0, 5.0, 9.0, 11.0, 11.0]  # backoff + 1 s window
 
 

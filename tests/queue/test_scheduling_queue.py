@@ -141,7 +141,7 @@ def names(infos: Sequence[QueuedPodInfo]) -> list[str]:
     return [i.pod.name for i in infos]
 
 
-# ---- activeQ ---------------------------------------------------------------------------
+# ---- activeQ ------------------------------------------------------------------------------
 
 
 @pytest.mark.anyio
@@ -225,7 +225,7 @@ async def test_scheduling_queue_close(clock: FakeClock) -> None:
         await q.pop()
 
 
-# ---- failures, backoff and the unschedulable pool ---------------------------------------
+# ---- failures, backoff and the unschedulable pool -----------------------------------------
 
 
 @pytest.mark.anyio
@@ -267,7 +267,7 @@ async def test_error_count_resets_after_a_rejection(clock: FakeClock) -> None:
     again = await q.pop()
     again.unschedulable_plugins = {"NodeResourcesFit"}
     q.add_unschedulable_if_not_present(again, q.scheduling_cycle)
-    assert info is again
+    assert info is again and isinstance(info, QueuedPod)
     assert (info.consecutive_errors, info.unschedulable_count) == (0, 1)
 
 
@@ -381,7 +381,9 @@ async def test_priority_queue_init_pod_max_in_unschedulable_pods_duration(
     clock: FakeClock, max_in_unschedulable: float | None
 ) -> None:
     """TestPriorityQueue_initPodMaxInUnschedulablePodsDuration: the older failure first."""
-    kwargs = {} if max_in_unschedulable is None else {"max_in_unschedulable": max_in_unschedulable}
+    kwargs: dict[str, Any] = {}
+    if max_in_unschedulable is not None:
+        kwargs["max_in_unschedulable"] = max_in_unschedulable
     q = new_queue(clock, **kwargs)
     pod1 = pod("test-pod-1", namespace="ns1", nominated="node1")
     pod2 = pod("test-pod-2", namespace="ns2", nominated="node2")
@@ -433,7 +435,7 @@ async def test_pod_failed_scheduling_multiple_times_does_not_block_newer_pod(
     assert (await q.pop()).pod is newer
 
 
-# ---- PopFromBackoffQ -------------------------------------------------------------------------
+# ---- PopFromBackoffQ ----------------------------------------------------------------------
 
 
 @pytest.mark.anyio
@@ -472,12 +474,13 @@ async def test_backoff_q_pops_same_window_by_priority(clock: FakeClock) -> None:
     assert names([await q.pop(), await q.pop()]) == ["high", "low"]
 
 
-# ---- queueing hints -----------------------------------------------------------------------------
+# ---- queueing hints -----------------------------------------------------------------------
 
 
 def _hint_table() -> list[Any]:
     q, s, e = QueueingHint.QUEUE, QueueingHint.SKIP, "error"
     node_label = ClusterEvent(EventResource.NODE, ActionType.UPDATE_NODE_LABEL)
+    label_or_taint = ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_TAINT
     node_update = ClusterEvent(EventResource.NODE, ActionType.UPDATE)
     node = make_node("n").obj()
     target = make_pod("pod1", "ns1").obj()
@@ -500,7 +503,7 @@ def _hint_table() -> list[Any]:
         ),
         pytest.param(
             {"fooPlugin1"}, set(), FORCE_ACTIVATE, target, {}, "AFTER_BACKOFF", 0,
-            id="return Queue when the event is wildcard and the wildcard targets the pod to be requeued right now",
+            id="return Queue when the event is wildcard and the wildcard targets the pod to be requeued right now",  # noqa: E501 - upstream case name
         ),
         pytest.param(
             {"fooPlugin1"}, set(), FORCE_ACTIVATE, other, {}, "SKIP", 0,
@@ -531,7 +534,7 @@ def _hint_table() -> list[Any]:
                 "fooPlugin3": [(NODE_ADD, q)],
             },
             "SKIP", 2,
-            id="Queueing hint function that isn't from the plugin in UnschedulablePlugins/PendingPlugins is ignored",
+            id="Queueing hint function that isn't from the plugin in UnschedulablePlugins/PendingPlugins is ignored",  # noqa: E501 - upstream case name
         ),
         pytest.param(
             {"fooPlugin1", "fooPlugin2"}, set(), node_label, node,
@@ -540,21 +543,21 @@ def _hint_table() -> list[Any]:
                 "fooPlugin2": [(node_label, q)],
             },
             "AFTER_BACKOFF", 1,
-            id="If event is specific Node update event, queueing hint function for NodeUpdate/UpdateNodeLabel is also executed",
+            id="If event is specific Node update event, queueing hint function for NodeUpdate/UpdateNodeLabel is also executed",  # noqa: E501 - upstream case name
         ),
         pytest.param(
             {"fooPlugin1"}, set(), NODE_ADD, node,
             {"fooPlugin1": [(ClusterEvent(EventResource.WILDCARD, ActionType.ADD), q)]},
             "AFTER_BACKOFF", 1,
-            id="If event with '*' Resource, queueing hint function for specified Resource is also executed",
+            id="If event with '*' Resource, queueing hint function for specified Resource is also executed",  # noqa: E501 - upstream case name
         ),
         pytest.param(
             {"fooPlugin1"}, set(),
-            ClusterEvent(EventResource.NODE, ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_TAINT),
+            ClusterEvent(EventResource.NODE, label_or_taint),
             node,
             {"fooPlugin1": [(ClusterEvent(EventResource.WILDCARD, ActionType.ALL), q)]},
             "AFTER_BACKOFF", 1,
-            id="If event is a wildcard one, queueing hint function for all kinds of events is executed",
+            id="If event is a wildcard one, queueing hint function for all kinds of events is executed",  # noqa: E501 - upstream case name
         ),
         pytest.param(
             {"fooPlugin1"}, set(), node_update, node, {"fooPlugin1": [(node_label, q)]},
@@ -646,12 +649,29 @@ def _precheck_table() -> list[Any]:
         return p.priority
 
     return [
-        pytest.param(None, UNSCHEDULABLE_TIMEOUT, {"p0", "p1", "p2", "p3", "p4"}, id="nil PreEnqueueCheck"),
-        pytest.param(lambda p: priority(p) >= 2, UNSCHEDULABLE_TIMEOUT, {"p2", "p3", "p4"}, id="move Pods with priority greater than 2"),
-        pytest.param(lambda p: priority(p) % 2 == 0 and priority(p) >= 2, UNSCHEDULABLE_TIMEOUT, {"p2", "p4"}, id="move Pods with even priority and greater than 2"),
-        pytest.param(lambda p: priority(p) % 2 == 0 and priority(p) < 0, UNSCHEDULABLE_TIMEOUT, set(), id="move Pods with even and negative priority"),
+        pytest.param(
+            None, UNSCHEDULABLE_TIMEOUT, {"p0", "p1", "p2", "p3", "p4"}, id="nil PreEnqueueCheck"
+        ),
+        pytest.param(
+            lambda p: priority(p) >= 2,
+            UNSCHEDULABLE_TIMEOUT,
+            {"p2", "p3", "p4"},
+            id="move Pods with priority greater than 2",
+        ),
+        pytest.param(
+            lambda p: priority(p) % 2 == 0 and priority(p) >= 2,
+            UNSCHEDULABLE_TIMEOUT,
+            {"p2", "p4"},
+            id="move Pods with even priority and greater than 2",
+        ),
+        pytest.param(
+            lambda p: priority(p) % 2 == 0 and priority(p) < 0,
+            UNSCHEDULABLE_TIMEOUT,
+            set(),
+            id="move Pods with even and negative priority",
+        ),
         pytest.param(None, PV_ADD, set(), id="no plugin is interested in the event"),
-    ]  # fmt: skip
+    ]
 
 
 @pytest.mark.anyio
@@ -671,7 +691,7 @@ async def test_move_all_to_active_or_backoff_queue_pre_enqueue_checks(
     assert moved == want
 
 
-# ---- in-flight events ------------------------------------------------------------------------------
+# ---- in-flight events ---------------------------------------------------------------------
 
 
 @pytest.mark.anyio
@@ -788,7 +808,7 @@ async def test_activate_in_flight_pod(clock: FakeClock) -> None:
     assert (q.where(MED_POD.uid), q.where(HIGH_POD.uid)) == ("backoff", "unschedulable")
 
 
-# ---- gating ---------------------------------------------------------------------------------------
+# ---- gating -------------------------------------------------------------------------------
 
 
 GATED_POD = make_pod("gated", "ns1").scheduling_gates("hello world").obj()
@@ -879,7 +899,7 @@ async def test_pre_enqueue_runs_when_entering_backoff_q(clock: FakeClock) -> Non
     assert (q.where(MED_POD.uid), calls) == ("active", ["mpp", "mpp"])
 
 
-# ---- update / delete / activate ------------------------------------------------------------------
+# ---- update / delete / activate -----------------------------------------------------------
 
 
 @pytest.mark.anyio
@@ -940,7 +960,7 @@ async def test_activate(clock: FakeClock) -> None:
     assert q.where(UNSCHED_POD.uid) is None
 
 
-# ---- assigned pods -----------------------------------------------------------------------------------
+# ---- assigned pods ------------------------------------------------------------------------
 
 
 ASSIGNED_POD_UPDATE_LABEL = ClusterEvent(EventResource.ASSIGNED_POD, ActionType.UPDATE_POD_LABEL)
@@ -968,7 +988,7 @@ def _assigned_pod_updated_table() -> list[Any]:
             make_pod("tsp", "ns1").obj(), "PodTopologySpread", ASSIGNED_POD_UPDATE_LABEL,
             make_pod("lbp", "ns1").label("service", "securityscan").node("node1").obj(),
             True,
-            id="Pod rejected by pod topology spread is requeued with Pod's update in the same namespace",
+            id="Pod rejected by pod topology spread is requeued with Pod's update in the same namespace",  # noqa: E501 - upstream case name
         ),
         pytest.param(
             make_pod("tsp", "ns1").obj(), "PodTopologySpread", ASSIGNED_POD_UPDATE_LABEL,
@@ -1053,7 +1073,7 @@ async def test_assigned_pod_added_moves_only_cross_topology_pods(clock: FakeCloc
     ]
 
 
-# ---- nominator --------------------------------------------------------------------------------------
+# ---- nominator ----------------------------------------------------------------------------
 
 
 @pytest.mark.anyio
@@ -1102,7 +1122,7 @@ async def test_update_keeps_in_memory_nomination(clock: FakeClock) -> None:
     assert q.nominated_pods_for_node("node3")[0].pod is relabelled
 
 
-# ---- introspection -------------------------------------------------------------------------------------
+# ---- introspection ------------------------------------------------------------------------
 
 
 @pytest.mark.anyio

@@ -91,17 +91,24 @@ class ClusterEvent:
     label: str = ""
 
     def matches(self, incoming: ClusterEvent) -> bool:
-        """Whether this registration covers ``incoming`` (upstream ClusterEvent.Match)."""
-        if self.resource is EventResource.WILDCARD:
+        """Whether this registration covers ``incoming`` (upstream MatchClusterEvents).
+
+        The wildcard registration covers everything; otherwise the resources match and
+        the incoming action is among the registered ones and no broader than them.
+        """
+        if self.resource is EventResource.WILDCARD and self.action == ActionType.ALL:
             return True
-        if incoming.resource is EventResource.WILDCARD:
-            return True
-        if self.resource is not incoming.resource and not (
-            self.resource is EventResource.POD
-            and incoming.resource in (EventResource.ASSIGNED_POD, EventResource.UNSCHEDULED_POD)
-        ):
-            return False
-        return bool(self.action & incoming.action)
+        resource_ok = (
+            self.resource is EventResource.WILDCARD
+            or self.resource is incoming.resource
+            or (
+                self.resource is EventResource.POD
+                and incoming.resource in (EventResource.ASSIGNED_POD, EventResource.UNSCHEDULED_POD)
+            )
+        )
+        return (
+            resource_ok and bool(self.action & incoming.action) and incoming.action <= self.action
+        )
 
     def __str__(self) -> str:
         return self.label or f"{self.resource.value}/{self.action!r}"

@@ -18,7 +18,7 @@ import attrs
 
 from ..api import Pod
 from ._cycle_state import CycleState
-from ._events import ClusterEventWithHint
+from ._events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
 from ._interfaces import (
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
@@ -36,6 +36,8 @@ from ._types import NodeInfo, PodInfo
 from ._waiting import WaitingPod, WaitingPods
 
 __all__ = ["FilterOutcome", "Framework", "ScoreOutcome"]
+
+_ANY_EVENT = ClusterEventWithHint(ClusterEvent(EventResource.WILDCARD, ActionType.ALL))
 
 MAX_PERMIT_TIMEOUT = 15 * 60.0
 """Upstream caps every Permit wait at 15 minutes."""
@@ -184,8 +186,8 @@ class Framework:
         out: dict[str, Sequence[ClusterEventWithHint]] = {}
         for name, plugin in self.plugins.items():
             fn = getattr(plugin, "events_to_register", None)
-            if fn is not None:
-                out[name] = list(fn())
+            # A plugin that does not say which events concern it is woken by any event.
+            out[name] = list(fn()) if fn is not None else [_ANY_EVENT]
         return out
 
     @property

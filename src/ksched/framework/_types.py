@@ -144,9 +144,10 @@ class PodInfo:
                     WeightedAffinityTerm(AffinityTerm.of(pod, w.term), w.weight)
                     for w in affinity.pod_anti_affinity.preferred
                 ]
+        sidecars = [c for c in pod.spec.init_containers if c.restart_policy == "Always"]
         ports = [
             (p.host_ip, p.protocol, p.host_port)
-            for c in pod.spec.containers
+            for c in (*sidecars, *pod.spec.containers)
             for p in c.ports
             if p.host_port > 0
         ]

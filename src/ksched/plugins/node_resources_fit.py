@@ -40,14 +40,18 @@ __all__ = [
     "NodeResourcesFit",
     "NodeResourcesFitArgs",
     "PodResourceRequest",
+    "ResourceAllocationScorer",
     "ResourceSpec",
     "ScoringStrategy",
     "UtilizationShapePoint",
+    "broken_linear_function",
     "compute_pod_resource_request",
     "fits",
     "fits_request",
     "is_extended_resource_name",
     "is_scalar_resource_name",
+    "parse_resource_specs",
+    "validate_fit_args",
 ]
 
 NAME: Final = "NodeResourcesFit"

@@ -66,6 +66,9 @@ class Nominator:
         if not refs:
             self._by_node.pop(node_name, None)
 
+    def has_any(self) -> bool:
+        return bool(self._node_of)
+
     def node_of(self, uid: str) -> str | None:
         return self._node_of.get(uid)
 

@@ -664,6 +664,10 @@ class SchedulingQueue:
             result.append(entry.pod_info if entry is not None else bare_pod_info(ref))
         return result
 
+    def has_nominated_pods(self) -> bool:
+        """Whether any pod is nominated (lets the scheduler skip the nominated-pods pass)."""
+        return self._nominator.has_any()
+
     def nominated_node(self, uid: str) -> str | None:
         """The node the pod is nominated to, if any."""
         return self._nominator.node_of(uid)

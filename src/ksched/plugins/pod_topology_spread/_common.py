@@ -24,7 +24,6 @@ __all__ = [
     "CountMemo",
     "Counter",
     "InvalidSelectorError",
-    "NodeCounter",
     "NodeInclusion",
     "Selector",
     "SpreadConstraint",
@@ -313,44 +312,23 @@ class CountMemo:
     def __init__(self, capacity: int = 32) -> None:
         self._capacity = capacity
         self._tables: dict[
-            tuple[tuple[Requirement, ...], str], dict[str, tuple[NodeInfo, int, int]]
+            tuple[tuple[Requirement, ...] | None, str], dict[str, tuple[NodeInfo, int, int]]
         ] = {}
 
-    def counting(self, selector: Selector, namespace: str) -> NodeCounter:
-        """A function ``(node_info) -> count`` for ``selector`` in ``namespace``."""
+    def table(
+        self, selector: Selector, namespace: str
+    ) -> tuple[dict[str, tuple[NodeInfo, int, int]], Counter]:
+        """The memo table for ``selector`` in ``namespace`` and the counter that fills it:
+        ``table[node_name] = (node_info, generation, count)``."""
         count = counter(selector, namespace)
-        reqs = selector.requirements
-        if reqs is None:
-            return _node_zero
-        key = (reqs, namespace)
+        key = (selector.requirements, namespace)
         table = self._tables.pop(key, None)
         if table is None:
             table = {}
             if len(self._tables) >= self._capacity:
                 del self._tables[next(iter(self._tables))]
         self._tables[key] = table  # most recently used last
-        get = table.get
-
-        def count_node(info: NodeInfo) -> int:
-            pods = info.pods
-            if not pods:
-                return 0
-            name = info.name
-            entry = get(name)
-            if entry is not None and entry[0] is info and entry[1] == info.generation:
-                return entry[2]
-            n = count(pods)
-            table[name] = (info, info.generation, n)
-            return n
-
-        return count_node
-
-
-NodeCounter = Callable[[NodeInfo], int]
-
-
-def _node_zero(info: NodeInfo) -> int:
-    return 0
+        return table, count
 
 
 _DO_NOT_SCHEDULE_EFFECTS = frozenset(("NoSchedule", "NoExecute"))

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from ...api import Node, Pod
 from ...framework import NodeInfo
-from ._common import NodeInclusion, SpreadConstraint, counter, has_all_keys
+from ._common import CountMemo, NodeInclusion, SpreadConstraint, has_all_keys
 
 __all__ = ["MAX_INT32", "CriticalPaths", "PreFilterState", "compute_pre_filter_state"]
 
@@ -66,7 +66,7 @@ class PreFilterState:
     """What PreFilter computed for the pod's DoNotSchedule constraints, by constraint index:
     matching pods per topology value and the critical paths."""
 
-    __slots__ = ("constraints", "critical_paths", "self_match", "tp_value_to_match_num")
+    __slots__ = ("checks", "constraints", "critical_paths", "self_match", "tp_value_to_match_num")
 
     def __init__(
         self,
@@ -79,6 +79,13 @@ class PreFilterState:
         self.self_match = self_match
         self.tp_value_to_match_num = tp_value_to_match_num
         self.critical_paths = critical_paths
+        # What Filter reads per constraint, flattened once (the dicts and paths are shared).
+        self.checks = [
+            (c.topology_key, c.max_skew, own, c.min_domains, counts, paths)
+            for c, own, counts, paths in zip(
+                constraints, self_match, tp_value_to_match_num, critical_paths, strict=True
+            )
+        ]
 
     def clone(self) -> PreFilterState:
         return PreFilterState(
@@ -117,7 +124,7 @@ class PreFilterState:
 
 
 def compute_pre_filter_state(
-    pod: Pod, constraints: Sequence[SpreadConstraint], nodes: Sequence[NodeInfo]
+    pod: Pod, constraints: Sequence[SpreadConstraint], nodes: Sequence[NodeInfo], memo: CountMemo
 ) -> PreFilterState:
     """Count matching pods per topology value over ``nodes`` (upstream calPreFilterState).
 
@@ -127,33 +134,60 @@ def compute_pre_filter_state(
     inclusion = NodeInclusion(pod)
     n = len(constraints)
     counts: list[dict[str, int]] = [{} for _ in range(n)]
-    counters = [counter(c.selector, pod.namespace) for c in constraints]
     checks = [inclusion.can_exclude(c) for c in constraints]
+    tables = [memo.table(c.selector, pod.namespace) for c in constraints]
 
+    # The memo lookups below are inlined on purpose: no call per node on the hot path.
     if n == 1:
-        key, check, count, tally = constraints[0].topology_key, checks[0], counters[0], counts[0]
         c0 = constraints[0]
+        key, check, tally = c0.topology_key, checks[0], counts[0]
+        table, count = tables[0]
+        seen, tally_get = table.get, tally.get
         for info in nodes:
             node = info.node
             value = node.metadata.labels.get(key)
             if value is None or (check and not inclusion.includes(c0, node)):
                 continue
             pods = info.pods
-            tally[value] = tally.get(value, 0) + (count(pods) if pods else 0)
+            if pods:
+                entry = seen(info.name)
+                if entry is not None and entry[0] is info and entry[1] == info.generation:
+                    found = entry[2]
+                else:
+                    found = count(pods)
+                    table[info.name] = (info, info.generation, found)
+                tally[value] = tally_get(value, 0) + found
+            elif value not in tally:
+                tally[value] = 0
     else:
+        indexed = [
+            (c, c.topology_key, check, table, count, tally)
+            for c, check, (table, count), tally in zip(
+                constraints, checks, tables, counts, strict=True
+            )
+        ]
         keys = [c.topology_key for c in constraints]
-        indexed = list(zip(range(n), keys, checks, counters, counts, strict=True))
         for info in nodes:
             node = info.node
             labels = node.metadata.labels
-            if not has_all_keys(labels, constraints):
-                continue
-            pods = info.pods
-            for i, key, check, count, tally in indexed:
-                if check and not inclusion.includes(constraints[i], node):
-                    continue
-                value = labels[key]
-                tally[value] = tally.get(value, 0) + (count(pods) if pods else 0)
+            for key in keys:
+                if key not in labels:
+                    break
+            else:
+                pods, name, generation = info.pods, info.name, info.generation
+                for c, key, check, table, count, tally in indexed:
+                    if check and not inclusion.includes(c, node):
+                        continue
+                    found = 0
+                    if pods:
+                        entry = table.get(name)
+                        if entry is not None and entry[0] is info and entry[1] == generation:
+                            found = entry[2]
+                        else:
+                            found = count(pods)
+                            table[name] = (info, generation, found)
+                    value = labels[key]
+                    tally[value] = tally.get(value, 0) + found
 
     paths = []
     for tally in counts:

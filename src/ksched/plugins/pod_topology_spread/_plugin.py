@@ -28,6 +28,7 @@ from ._common import (
     DO_NOT_SCHEDULE,
     HONOR,
     SCHEDULE_ANYWAY,
+    CountMemo,
     InvalidSelectorError,
     SpreadConstraint,
     default_selector,
@@ -66,6 +67,7 @@ class PodTopologySpread:
 
     def __init__(self, args: PodTopologySpreadArgs, handle: Handle) -> None:
         self._handle = handle
+        self._memo = CountMemo()
         self._system_defaulted = args.defaulting_type == SYSTEM_DEFAULTING
         self._default_constraints = (
             SYSTEM_DEFAULT_CONSTRAINTS if self._system_defaulted else args.default_constraints
@@ -118,7 +120,9 @@ class PodTopologySpread:
             return Status.error(f"get constraints from pod: {exc}")
         if not constraints:
             return _SKIP
-        state.write(PRE_FILTER_STATE_KEY, compute_pre_filter_state(pod, constraints, nodes))
+        state.write(
+            PRE_FILTER_STATE_KEY, compute_pre_filter_state(pod, constraints, nodes, self._memo)
+        )
         return None
 
     def pre_filter_extensions(self) -> PodTopologySpread:
@@ -143,17 +147,17 @@ class PodTopologySpread:
         return None
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
-        s = state.get(PRE_FILTER_STATE_KEY)
-        if not isinstance(s, PreFilterState):
+        s: PreFilterState | None = state.get(PRE_FILTER_STATE_KEY)
+        if s is None:
             return _state_missing(PRE_FILTER_STATE_KEY)
         labels = node_info.node.metadata.labels
-        counts = s.tp_value_to_match_num
-        for i, c in enumerate(s.constraints):
-            value = labels.get(c.topology_key)
+        for key, max_skew, self_match, min_domains, counts, paths in s.checks:
+            value = labels.get(key)
             if value is None:
                 return _MISSING_LABEL
-            minimum = 0 if len(counts[i]) < c.min_domains else s.critical_paths[i].num0
-            if counts[i].get(value, 0) + s.self_match[i] - minimum > c.max_skew:
+            # The global minimum counts as 0 while there are fewer domains than minDomains.
+            minimum = paths.num0 if len(counts) >= min_domains else 0
+            if counts.get(value, 0) + self_match - minimum > max_skew:
                 return _NOT_MATCH
         return None
 
@@ -171,13 +175,13 @@ class PodTopologySpread:
             return _SKIP
         # Zone-less nodes still get hostname spreading under the system defaults.
         require_all = bool(pod.spec.topology_spread_constraints) or not self._system_defaulted
-        s = compute_pre_score_state(pod, constraints, nodes, all_nodes, require_all)
+        s = compute_pre_score_state(pod, constraints, nodes, all_nodes, require_all, self._memo)
         state.write(PRE_SCORE_STATE_KEY, s)
         return None
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
-        s = state.get(PRE_SCORE_STATE_KEY)
-        if not isinstance(s, PreScoreState):
+        s: PreScoreState | None = state.get(PRE_SCORE_STATE_KEY)
+        if s is None:
             raise LookupError(f'reading "{PRE_SCORE_STATE_KEY}" from cycleState: not found')
         return score(s, node_info)
 

@@ -13,13 +13,15 @@ from ...framework import MAX_NODE_SCORE, NodeInfo
 from ._common import (
     LABEL_HOSTNAME,
     Counter,
+    CountMemo,
     NodeInclusion,
     SpreadConstraint,
-    counter,
-    has_all_keys,
 )
 
 __all__ = ["PreScoreState", "compute_pre_score_state", "normalize", "round_half_away", "score"]
+
+
+MemoTable = dict[str, tuple[NodeInfo, int, int]]
 
 
 class PreScoreState:
@@ -41,23 +43,31 @@ class PreScoreState:
         ignored_nodes: set[str],
         topology_value_to_pod_counts: list[dict[str, int]],
         topology_normalizing_weight: list[float],
-        namespace: str,
+        hostname_tables: Sequence[tuple[MemoTable, Counter] | None],
     ) -> None:
         self.constraints = constraints
         self.ignored_nodes = ignored_nodes
         self.topology_value_to_pod_counts = topology_value_to_pod_counts
         self.topology_normalizing_weight = topology_normalizing_weight
-        # What Score needs per constraint, flattened once.
-        self.terms: list[tuple[str, Counter | None, dict[str, int], float, int]] = [
+        # What Score needs per constraint, flattened once: key, the memo table and counter
+        # of a hostname constraint (None: read the domain counts), counts, weight, maxSkew-1.
+        self.terms: list[
+            tuple[str, MemoTable | None, Counter | None, dict[str, int], float, int]
+        ] = [
             (
                 c.topology_key,
-                counter(c.selector, namespace) if c.topology_key == LABEL_HOSTNAME else None,
+                None if host is None else host[0],
+                None if host is None else host[1],
                 counts,
                 weight,
                 c.max_skew - 1,
             )
-            for c, counts, weight in zip(
-                constraints, topology_value_to_pod_counts, topology_normalizing_weight, strict=True
+            for c, counts, weight, host in zip(
+                constraints,
+                topology_value_to_pod_counts,
+                topology_normalizing_weight,
+                hostname_tables,
+                strict=True,
             )
         ]
 
@@ -76,19 +86,27 @@ def compute_pre_score_state(
     filtered_nodes: Sequence[NodeInfo],
     all_nodes: Sequence[NodeInfo],
     require_all_topologies: bool,
+    memo: CountMemo,
 ) -> PreScoreState:
     """upstream initPreScoreState + the counting pass of PreScore."""
     n = len(constraints)
     counts: list[dict[str, int]] = [{} for _ in range(n)]
     ignored: set[str] = set()
-    zonal = [i for i, c in enumerate(constraints) if c.topology_key != LABEL_HOSTNAME]
+    required = [c.topology_key for c in constraints] if require_all_topologies else []
+    zonal = [
+        (c, c.topology_key, counts[i])
+        for i, c in enumerate(constraints)
+        if c.topology_key != LABEL_HOSTNAME
+    ]
     for info in filtered_nodes:
         labels = info.node.metadata.labels
-        if require_all_topologies and not has_all_keys(labels, constraints):
-            ignored.add(info.name)
-            continue
-        for i in zonal:
-            counts[i].setdefault(labels.get(constraints[i].topology_key, ""), 0)
+        for key in required:
+            if key not in labels:
+                ignored.add(info.name)
+                break
+        else:
+            for _, key, tally in zonal:
+                tally.setdefault(labels.get(key, ""), 0)
 
     weights = []
     for i, c in enumerate(constraints):
@@ -101,29 +119,39 @@ def compute_pre_score_state(
 
     if zonal:
         inclusion = NodeInclusion(pod)
+        # The memo lookups are inlined on purpose: no call per node on the hot path.
         terms = [
-            (
-                constraints[i],
-                constraints[i].topology_key,
-                inclusion.can_exclude(constraints[i]),
-                counter(constraints[i].selector, pod.namespace),
-                counts[i],
-            )
-            for i in zonal
+            (c, key, inclusion.can_exclude(c), tally, *memo.table(c.selector, pod.namespace))
+            for c, key, tally in zonal
         ]
         for info in all_nodes:
+            pods = info.pods
+            if not pods:
+                continue
             node = info.node
             labels = node.metadata.labels
-            if require_all_topologies and not has_all_keys(labels, constraints):
-                continue
-            pods = info.pods
-            for c, key, check, count, tally in terms:
-                value = labels.get(key, "")
-                if value not in tally or (check and not inclusion.includes(c, node)):
-                    continue
-                if pods:
-                    tally[value] += count(pods)
-    return PreScoreState(constraints, ignored, counts, weights, pod.namespace)
+            for key in required:
+                if key not in labels:
+                    break
+            else:
+                name, generation = info.name, info.generation
+                for c, key, check, tally, table, count in terms:
+                    value = labels.get(key, "")
+                    if value not in tally or (check and not inclusion.includes(c, node)):
+                        continue
+                    entry = table.get(name)
+                    if entry is not None and entry[0] is info and entry[1] == generation:
+                        tally[value] += entry[2]
+                    else:
+                        found = count(pods)
+                        table[name] = (info, generation, found)
+                        tally[value] += found
+
+    hostname_tables = [
+        memo.table(c.selector, pod.namespace) if c.topology_key == LABEL_HOSTNAME else None
+        for c in constraints
+    ]
+    return PreScoreState(constraints, ignored, counts, weights, hostname_tables)
 
 
 def round_half_away(x: float) -> int:
@@ -138,11 +166,21 @@ def score(s: PreScoreState, info: NodeInfo) -> int:
         return 0
     labels = info.node.metadata.labels
     total = 0.0
-    for key, count, counts, weight, extra in s.terms:
+    for key, table, count, counts, weight, extra in s.terms:
         value = labels.get(key)
         if value is None:
             continue
-        cnt = count(info.pods) if count is not None else counts.get(value, 0)
+        if count is None or table is None:
+            cnt = counts.get(value, 0)
+        elif not info.pods:
+            cnt = 0
+        else:
+            entry = table.get(info.name)
+            if entry is not None and entry[0] is info and entry[1] == info.generation:
+                cnt = entry[2]
+            else:
+                cnt = count(info.pods)
+                table[info.name] = (info, info.generation, cnt)
         total += cnt * weight + extra
     return round_half_away(total)
 

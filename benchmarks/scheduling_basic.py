@@ -1,0 +1,114 @@
+"""SchedulingBasic, in scheduler_perf's shape: N default nodes, then pods, measured in pods/s.
+
+Nodes are upstream's default node (4 cpu, 32Gi, 110 pods); pods are upstream's pod-default
+template (100m cpu, 500Mi memory). Each measured pod is created into the embedded cluster and
+the run ends when all are bound. Reports throughput and per-attempt latency percentiles.
+
+    python benchmarks/scheduling_basic.py --nodes 5000 --init-pods 1000 --pods 2000
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import resource
+import statistics
+import sys
+import time
+from typing import Any
+
+import anyio
+
+import ksched
+from ksched.testing import make_node, make_pod
+
+
+def _percentile(values: list[float], q: float) -> float:
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+async def run_once(nodes: int, init_pods: int, pods: int, seed: int) -> dict[str, Any]:
+    cluster = ksched.InMemoryCluster()
+    attempt_started: dict[str, float] = {}
+    latencies: list[float] = []
+    bound_times: list[float] = []
+
+    def observe(event: ksched.SchedulingEvent) -> None:
+        if event.kind == "Bound":
+            now = time.perf_counter()
+            bound_times.append(now)
+            start = attempt_started.pop(event.pod, None)
+            if start is not None:
+                latencies.append(now - start)
+
+    async with ksched.Scheduler.open(cluster=cluster, observer=observe, seed=seed) as scheduler:
+        for i in range(nodes):
+            node = make_node(f"node-{i}").capacity(cpu="4", memory="32Gi", pods=110).obj()
+            cluster.apply(node)
+        for i in range(init_pods):
+            cluster.apply(make_pod(f"init-{i}").req(cpu="100m", memory="500Mi").obj())
+        while len(bound_times) < init_pods:
+            await anyio.sleep(0.01)
+        bound_times.clear()
+        latencies.clear()
+        start = time.perf_counter()
+        for i in range(pods):
+            key = f"default/pod-{i}"
+            attempt_started[key] = time.perf_counter()
+            cluster.apply(make_pod(f"pod-{i}").req(cpu="100m", memory="500Mi").obj())
+        while len(bound_times) < pods:
+            await anyio.sleep(0.005)
+        elapsed = time.perf_counter() - start
+        assert scheduler.cache.pod_count == init_pods + pods
+    # Throughput over 1 s windows, as scheduler_perf reports it.
+    windows: dict[int, int] = {}
+    for t in bound_times:
+        windows[int(t - start)] = windows.get(int(t - start), 0) + 1
+    per_window = [float(v) for v in windows.values()]
+    return {
+        "pods_per_second": pods / elapsed,
+        "window_p50": _percentile(per_window, 0.5),
+        "elapsed_s": elapsed,
+        "create_to_bind_p50_ms": _percentile(latencies, 0.5) * 1000,
+        "create_to_bind_p99_ms": _percentile(latencies, 0.99) * 1000,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--nodes", type=int, default=500)
+    parser.add_argument("--init-pods", type=int, default=500)
+    parser.add_argument("--pods", type=int, default=1000)
+    parser.add_argument("--backend", choices=("asyncio", "trio"), default="asyncio")
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    runs = [
+        anyio.run(run_once, args.nodes, args.init_pods, args.pods, i, backend=args.backend)
+        for i in range(args.repeat)
+    ]
+    rates = [r["pods_per_second"] for r in runs]
+    result = {
+        "workload": "SchedulingBasic",
+        "nodes": args.nodes,
+        "initPods": args.init_pods,
+        "measuredPods": args.pods,
+        "backend": args.backend,
+        "python": sys.version.split()[0],
+        "machine": platform.machine(),
+        "processor": platform.processor() or platform.machine(),
+        "pods_per_second_median": statistics.median(rates),
+        "pods_per_second_runs": rates,
+        "create_to_bind_p50_ms_median": statistics.median(r["create_to_bind_p50_ms"] for r in runs),
+        "create_to_bind_p99_ms_median": statistics.median(r["create_to_bind_p99_ms"] for r in runs),
+        "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+    }
+    json.dump(result, sys.stdout, indent=2)
+    sys.stdout.write("\n")
+
+
+if __name__ == "__main__":
+    main()
