@@ -1,7 +1,7 @@
 """An async service that embeds ksched: it feeds nodes and pods and prints placements.
 
-    python examples/embed_in_service.py            # asyncio
-    python examples/embed_in_service.py --trio     # the same code on trio
+python examples/embed_in_service.py            # asyncio
+python examples/embed_in_service.py --trio     # the same code on trio
 """
 
 from __future__ import annotations

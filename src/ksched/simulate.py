@@ -497,12 +497,13 @@ def _compare_explain(expect: Mapping[str, Any], explain: Mapping[str, Any]) -> N
             _compare_status(want["preFilter"], got.get("preFilter"), f"explain.{key}.preFilter")
         for node, st in (want.get("filter") or {}).items():
             _compare_status(st, got["filter"].get(node), f"explain.{key}.filter.{node}")
-        if "notEvaluated" in want:
-            if sorted(want["notEvaluated"] or []) != sorted(got["notEvaluated"]):
-                raise Mismatch(
-                    f"explain.{key}.notEvaluated: expected {want['notEvaluated']}, "
-                    f"got {got['notEvaluated']}"
-                )
+        if "notEvaluated" in want and sorted(want["notEvaluated"] or []) != sorted(
+            got["notEvaluated"]
+        ):
+            raise Mismatch(
+                f"explain.{key}.notEvaluated: expected {want['notEvaluated']}, "
+                f"got {got['notEvaluated']}"
+            )
         for node, plugin_scores in (want.get("scores") or {}).items():
             node_scores = got["scores"].get(node)
             if node_scores is None:
@@ -515,7 +516,8 @@ def _compare_explain(expect: Mapping[str, Any], explain: Mapping[str, Any]) -> N
                     )
         if "selected" in want and want["selected"] != got.get("selected"):
             raise Mismatch(
-                f"explain.{key}.selected: expected {want['selected']!r}, got {got.get('selected')!r}"
+                f"explain.{key}.selected: expected {want['selected']!r}, "
+                f"got {got.get('selected')!r}"
             )
 
 

@@ -68,16 +68,16 @@ class FakeSnapshot:
             for node in nodes
         }
 
-    def list(self) -> list[NodeInfo]:
+    def list(self) -> Sequence[NodeInfo]:
         return list(self._infos.values())
 
     def get(self, node_name: str) -> NodeInfo | None:
         return self._infos.get(node_name)
 
-    def have_pods_with_affinity(self) -> list[NodeInfo]:
+    def have_pods_with_affinity(self) -> Sequence[NodeInfo]:
         return [info for info in self._infos.values() if info.pods_with_affinity]
 
-    def have_pods_with_required_anti_affinity(self) -> list[NodeInfo]:
+    def have_pods_with_required_anti_affinity(self) -> Sequence[NodeInfo]:
         return [info for info in self._infos.values() if info.pods_with_required_anti_affinity]
 
 
@@ -258,7 +258,8 @@ SINGLE_NODE_ROWS: list[tuple[Any, ...]] = [
                anti=[t("service", "NotIn", "zone", "securityscan", "value2")])], SKIP, None),
     ("satisfies the PodAntiAffinity with existing pod but doesn't satisfy PodAntiAffinity "
      "symmetry with incoming pod",
-     make_pod(POD_LABEL, anti=[t("service", "Exists", "region"), t("security", "Exists", "region")]),
+     make_pod(POD_LABEL,
+              anti=[t("service", "Exists", "region"), t("security", "Exists", "region")]),
      [make_pod(POD_LABEL2, node="node1", anti=[t("security", "Exists", "zone")])], None, ANTI),
     ("PodAntiAffinity symmetry check a1: incoming pod and existing pod partially match each "
      "other on AffinityTerms",
@@ -272,12 +273,14 @@ SINGLE_NODE_ROWS: list[tuple[Any, ...]] = [
      None, EXISTING),
     ("PodAntiAffinity symmetry check b1: incoming pod and existing pod partially match each "
      "other on AffinityTerms",
-     make_pod({"abc": "", "xyz": ""}, anti=[t("abc", "Exists", "zone"), t("def", "Exists", "zone")]),
+     make_pod({"abc": "", "xyz": ""},
+              anti=[t("abc", "Exists", "zone"), t("def", "Exists", "zone")]),
      [make_pod({"def": "", "xyz": ""}, node="node1",
                anti=[t("abc", "Exists", "zone"), t("def", "Exists", "zone")])], None, ANTI),
     ("PodAntiAffinity symmetry check b2: incoming pod and existing pod partially match each "
      "other on AffinityTerms",
-     make_pod({"def": "", "xyz": ""}, anti=[t("abc", "Exists", "zone"), t("def", "Exists", "zone")]),
+     make_pod({"def": "", "xyz": ""},
+              anti=[t("abc", "Exists", "zone"), t("def", "Exists", "zone")]),
      [make_pod({"abc": "", "xyz": ""}, node="node1",
                anti=[t("abc", "Exists", "zone"), t("def", "Exists", "zone")])], None, ANTI),
     ("PodAffinity fails PreFilter with an invalid affinity label syntax",
@@ -904,9 +907,13 @@ def test_score_without_pre_score_fails() -> None:
 
 # ---- Test_isSchedulableAfterPodChange ----------------------------------------------------
 
-TARGET_AFFINITY = {"affinity": [t("service", "In", "region", "securityscan", "value2")]}
-TARGET_ANTI = {"anti": [t("service", "In", "region", "securityscan", "value2")]}
-MULTI_AFFINITY = {"affinity": [t("aaa", "Exists", "hostname"), t("bbb", "Exists", "hostname")]}
+TARGET_AFFINITY: dict[str, Any] = {
+    "affinity": [t("service", "In", "region", "securityscan", "value2")]
+}
+TARGET_ANTI: dict[str, Any] = {"anti": [t("service", "In", "region", "securityscan", "value2")]}
+MULTI_AFFINITY: dict[str, Any] = {
+    "affinity": [t("aaa", "Exists", "hostname"), t("bbb", "Exists", "hostname")]
+}
 
 
 def target(labels: Mapping[str, str] | None = None, **kwargs: Any) -> Pod:

@@ -95,7 +95,8 @@ NODE1_FIELD = req(NAME, "In", "node1")
 NODE2_FIELD = req(NAME, "In", "node2")
 ADDED_NODE2 = {"addedAffinity": required(term(fields=[NODE2_FIELD]))}
 
-# name, pod, labels, node name, want Filter, want PreFilter, want PreFilterResult, args, run PreFilter
+# name, pod, labels, node name, want Filter, want PreFilter, want PreFilterResult, args,
+# run PreFilter
 AFFINITY_ROWS: list[tuple[Any, ...]] = [
     ("missing labels", make_pod(node_selector={"foo": "bar"}), {}, "",
      POD_MISMATCH, None, None, None, True),

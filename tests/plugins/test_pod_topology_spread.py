@@ -888,6 +888,50 @@ def test_pre_filter_state_clone_is_independent() -> None:
     assert copy.read(PRE_FILTER_STATE_KEY).tp_value_to_match_num == [{"zone1": 2, "zone2": 2}]
 
 
+def _zone_counts(pl: PodTopologySpread, p: Pod, infos: Sequence[NodeInfo]) -> dict[str, int]:
+    state = CycleState()
+    assert pl.pre_filter(state, p, infos) is None
+    return dict(state.read(PRE_FILTER_STATE_KEY).tp_value_to_match_num[0])
+
+
+def test_counts_follow_node_info_changes_across_cycles() -> None:
+    """Counts kept from an earlier cycle are reused only for the very same, unchanged
+    NodeInfo: a pod added in place, or a different NodeInfo for the node, is recounted."""
+    infos = build(ZONE4, SPREAD_5)
+    pl = plugin(infos)
+    p = pod("p", FOO_L, ZONE_C)
+    assert _zone_counts(pl, p, infos) == {"zone1": 3, "zone2": 2}
+    infos[3].add_pod(PodInfo.of(pod("p-y3", FOO_L, on="node-y")))
+    assert _zone_counts(pl, p, infos) == {"zone1": 3, "zone2": 3}
+    replaced = infos[0].clone()
+    assert replaced.remove_pod(SPREAD_5[0])
+    replaced.generation = infos[0].generation  # same generation, another object
+    assert _zone_counts(pl, p, [replaced, *infos[1:]]) == {"zone1": 2, "zone2": 3}
+    assert _zone_counts(pl, p, infos) == {"zone1": 3, "zone2": 3}
+
+
+def test_hostname_score_counts_follow_node_info_changes() -> None:
+    infos = build(HOST_2, existing("node-a", "p-a1", foo=""))
+    pl = plugin(infos, args={"defaultingType": "System"})
+    p = pod("p", FOO_L, tsc(1, HOSTNAME, SA))
+
+    def scores() -> dict[str, int]:
+        state = CycleState()
+        assert pl.pre_score(state, p, infos) is None
+        raw = {i.name: pl.score(state, p, i) for i in infos}
+        pl.normalize_score(state, p, raw)
+        return raw
+
+    assert scores() == {"node-a": 0, "node-b": 100}
+    infos[1].add_pod(PodInfo.of(pod("p-b1", FOO_L, on="node-b")))
+    infos[1].add_pod(PodInfo.of(pod("p-b2", FOO_L, on="node-b")))
+    # Raw round(ln 4) = 1 and round(2 ln 4) = 3: 100 * (3 + 1 - s) / 3.
+    assert scores() == {"node-a": 100, "node-b": 33}
+
+
+HOST_2 = [node_l("node-a", {HOSTNAME: "node-a"}), node_l("node-b", {HOSTNAME: "node-b"})]
+
+
 # ---- TestSingleConstraint / TestMultipleConstraints -------------------------------------
 
 NP_NODES = [node_l(f"node-{c}", {"node": f"node-{c}"}) for c in "abc"]

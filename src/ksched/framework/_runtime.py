@@ -554,10 +554,8 @@ class Framework:
         """Unreserve on every Reserve plugin in reverse order; faults are contained."""
         with anyio.CancelScope(shield=True):
             for call in reversed(self._unreserve):
-                try:
+                with contextlib.suppress(Exception):  # one failing Unreserve must not stop the rest
                     await _invoke(call, state, pod, node_name)
-                except Exception:
-                    pass
 
     async def run_permit(
         self, state: CycleState, pod: Pod, node_name: str, now: float
@@ -616,7 +614,5 @@ class Framework:
 
     async def run_post_bind(self, state: CycleState, pod: Pod, node_name: str) -> None:
         for call in self._post_bind:
-            try:
+            with contextlib.suppress(Exception):  # PostBind is informational
                 await _invoke(call, state, pod, node_name)
-            except Exception:
-                pass

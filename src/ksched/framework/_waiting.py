@@ -64,7 +64,8 @@ class WaitingPod:
             self._verdict = Status(
                 Code.UNSCHEDULABLE,
                 (
-                    f"rejected due to timeout after waiting {self._timeout_of(plugin)} at plugin {plugin}",
+                    f"rejected due to timeout after waiting {self._timeout_of(plugin)} "
+                    f"at plugin {plugin}",
                 ),
                 plugin=plugin,
             )

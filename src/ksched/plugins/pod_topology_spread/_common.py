@@ -309,7 +309,7 @@ class CountMemo:
 
     __slots__ = ("_capacity", "_tables")
 
-    def __init__(self, capacity: int = 32) -> None:
+    def __init__(self, capacity: int = 16) -> None:
         self._capacity = capacity
         self._tables: dict[
             tuple[tuple[Requirement, ...] | None, str], dict[str, tuple[NodeInfo, int, int]]

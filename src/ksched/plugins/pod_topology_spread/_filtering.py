@@ -95,12 +95,6 @@ class PreFilterState:
             [p.copy() for p in self.critical_paths],
         )
 
-    def min_match_num(self, i: int) -> int:
-        """The global minimum of constraint ``i``; 0 while fewer domains than minDomains."""
-        if len(self.tp_value_to_match_num[i]) < self.constraints[i].min_domains:
-            return 0
-        return self.critical_paths[i].num0
-
     def update_with_pod(self, updated: Pod, preemptor: Pod, node: Node | None, delta: int) -> None:
         """Count ``updated`` in (``delta`` 1) or out (-1) on ``node`` (upstream updateWithPod)."""
         if node is None or updated.namespace != preemptor.namespace:

@@ -67,6 +67,8 @@ class PodTopologySpread:
 
     def __init__(self, args: PodTopologySpreadArgs, handle: Handle) -> None:
         self._handle = handle
+        # Node-derived counts reused across cycles while a NodeInfo is unchanged; no
+        # per-pod data lives here (that goes in CycleState).
         self._memo = CountMemo()
         self._system_defaulted = args.defaulting_type == SYSTEM_DEFAULTING
         self._default_constraints = (
