@@ -78,7 +78,7 @@ def test_multipoint_reconfigures_default_in_place_and_appends_custom() -> None:
         }
     )
     names = _multi(config.profiles[0])
-    assert ("TaintToleration", 7) == names[4]
+    assert names[4] == ("TaintToleration", 7)
     assert ("ImageLocality", 1) not in names
     assert names[-1] == ("Custom", 4)
     assert names[-2] == ("DefaultBinder", 0)

@@ -46,7 +46,7 @@ class FitError:
             if parts:
                 text += f" {', '.join(parts)}."
         if self.post_filter_message:
-            text += f" {self.post_filter_message}."
+            text += f" {self.post_filter_message}"
         return text
 
 

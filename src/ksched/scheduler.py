@@ -433,8 +433,10 @@ class Scheduler:
             if fw.has_post_filter_plugins and found.pre_filter_status.code is not Code.ERROR:
                 result, status = await fw.run_post_filter(state, pod, found.statuses)
                 found.post_filter_message = status.message
+                # No result keeps the current nomination; an empty one clears it.
+                clear = result is not None and not result.nominated_node_name
                 if result is not None and result.nominated_node_name:
-                    nominated, clear = result.nominated_node_name, False
+                    nominated = result.nominated_node_name
             return _Failure(
                 Status(Code.UNSCHEDULABLE, (found.message(),)),
                 fit_error=found,

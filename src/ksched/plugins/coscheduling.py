@@ -440,7 +440,7 @@ class Coscheduling:
         waiting_by_group: dict[str, int] = {}
         for waiting in self._handle.iterate_waiting_pods():
             full = group_full_name(waiting.pod)
-            if full:
+            if full and waiting.verdict is None:
                 waiting_by_group[full] = waiting_by_group.get(full, 0) + 1
         names: set[str] = set(self._groups) | set(self._members)
         for known in self._cluster.objects("PodGroup"):

@@ -159,9 +159,13 @@ def build_pre_filter_state(
             labels = node_info.node.metadata.labels
             for existing_pod in node_info.pods:
                 other = existing_pod.pod
-                if affinity and all(term.matches(other) for term in affinity):
+                if affinity:
                     for term in affinity:
-                        _add(affinity_counts, labels, term.topology_key)
+                        if not term.matches(other):
+                            break
+                    else:
+                        for term in affinity:
+                            _add(affinity_counts, labels, term.topology_key)
                 for term in anti_affinity:
                     if term.matches(other):
                         _add(anti_affinity_counts, labels, term.topology_key)

@@ -23,10 +23,19 @@ NamespaceLabels = Callable[[str], Mapping[str, str] | None]
 """``namespace -> labels`` (None: no such namespace)."""
 
 
+_IN, _NOT_IN, _EXISTS, _DOES_NOT_EXIST = range(4)
+_OPS = {"In": _IN, "NotIn": _NOT_IN, "Exists": _EXISTS, "DoesNotExist": _DOES_NOT_EXIST}
+
+
 class IncomingTerm:
-    """A term of the incoming pod; matches existing pods by namespace, then labels."""
+    """A term of the incoming pod; matches existing pods by namespace, then labels.
+
+    The label selector is flattened once (it is matched against every existing pod).
+    """
 
     __slots__ = (
+        "_exprs",
+        "_labels",
         "_memo",
         "all_namespaces",
         "lookup",
@@ -48,11 +57,19 @@ class IncomingTerm:
         self.namespace_selector = None if self.all_namespaces else ns_selector
         self.lookup = lookup
         self._memo: dict[str, bool] = {}
+        selector = term.label_selector
+        self._labels = () if selector is None else tuple(selector.match_labels.items())
+        self._exprs = (
+            ()
+            if selector is None
+            else tuple(
+                (e.key, _OPS[e.operator], frozenset(e.values)) for e in selector.match_expressions
+            )
+        )
 
     def matches(self, pod: Pod) -> bool:
-        selector = self.selector
-        if selector is None:
-            return False
+        if self.selector is None:
+            return False  # a missing selector selects nothing
         namespace = pod.metadata.namespace
         if not self.all_namespaces and namespace not in self.namespaces:
             ns_selector = self.namespace_selector
@@ -65,7 +82,24 @@ class IncomingTerm:
                 self._memo[namespace] = selected
             if not selected:
                 return False
-        return selector.matches(pod.metadata.labels)
+        labels = pod.metadata.labels
+        for key, value in self._labels:
+            if labels.get(key) != value:
+                return False
+        for key, op, values in self._exprs:
+            have = labels.get(key)
+            if op == _IN:
+                if have is None or have not in values:
+                    return False
+            elif op == _NOT_IN:
+                if have is not None and have in values:
+                    return False
+            elif op == _EXISTS:
+                if have is None:
+                    return False
+            elif have is not None:
+                return False
+        return True
 
 
 @attrs.frozen

@@ -1,0 +1,168 @@
+"""The cache (backend/cache/cache.go, snapshot.go, node_tree.go): assumed pods, bound
+pods, incremental snapshots and zone-interleaved node order."""
+
+from __future__ import annotations
+
+import pytest
+
+from ksched.api import Node
+from ksched.cache import Cache, Snapshot
+from ksched.testing import make_node, make_pod
+
+ZONE = "topology.kubernetes.io/zone"
+REGION = "topology.kubernetes.io/region"
+
+
+def _node(name: str, zone: str = "", region: str = "") -> Node:
+    b = make_node(name).capacity(cpu="4", memory="8Gi", pods=110)
+    if zone:
+        b = b.label(ZONE, zone)
+    if region:
+        b = b.label(REGION, region)
+    return b.obj()
+
+
+def test_assume_then_forget() -> None:
+    cache = Cache()
+    cache.add_node(_node("n1"))
+    pod = make_pod("p").req(cpu="1").node("n1").obj()
+    cache.assume_pod(pod)
+    assert cache.is_assumed(pod.uid)
+    info = cache.node_info("n1")
+    assert info is not None and info.requested.milli_cpu == 1000
+    with pytest.raises(ValueError, match="already in the cache"):
+        cache.assume_pod(pod)
+    cache.forget_pod(pod)
+    assert not cache.is_assumed(pod.uid)
+    assert info.requested.milli_cpu == 0
+    assert cache.pod_count == 0
+
+
+def test_add_confirms_assumed_pod() -> None:
+    cache = Cache()
+    cache.add_node(_node("n1"))
+    pod = make_pod("p").req(cpu="1").node("n1").obj()
+    cache.assume_pod(pod)
+    cache.finish_binding(pod)
+    cache.add_pod(pod)
+    assert not cache.is_assumed(pod.uid)
+    info = cache.node_info("n1")
+    assert info is not None and info.requested.milli_cpu == 1000 and len(info.pods) == 1
+    cache.forget_pod(pod)  # no-op for a bound pod
+    assert info.requested.milli_cpu == 1000
+    cache.remove_pod(pod)
+    assert info.requested.milli_cpu == 0 and cache.pod_count == 0
+
+
+def test_add_of_assumed_pod_on_other_node_moves_it() -> None:
+    cache = Cache()
+    cache.add_node(_node("n1"))
+    cache.add_node(_node("n2"))
+    cache.assume_pod(make_pod("p").req(cpu="1").node("n1").obj())
+    cache.add_pod(make_pod("p").req(cpu="1").node("n2").obj())
+    n1, n2 = cache.node_info("n1"), cache.node_info("n2")
+    assert n1 is not None and n2 is not None
+    assert (n1.requested.milli_cpu, n2.requested.milli_cpu) == (0, 1000)
+
+
+def test_remove_node_with_pods_keeps_them_accounted() -> None:
+    cache = Cache()
+    node = _node("n1")
+    cache.add_node(node)
+    pod = make_pod("p").req(cpu="1").node("n1").obj()
+    cache.add_pod(pod)
+    cache.remove_node(node)
+    assert cache.node_count == 0
+    assert cache.node_info("n1") is None
+    snap = Snapshot()
+    cache.update_snapshot(snap)
+    assert len(snap) == 0
+    cache.remove_pod(pod)
+    assert cache.pod_count == 0
+
+
+def test_snapshot_refreshes_only_changed_nodes() -> None:
+    cache = Cache()
+    for name in ("n1", "n2", "n3"):
+        cache.add_node(_node(name))
+    snap = Snapshot()
+    cache.update_snapshot(snap)
+    before = {name: snap.get(name) for name in ("n1", "n2", "n3")}
+    assert [i.name for i in snap.list()] == ["n1", "n2", "n3"]
+
+    cache.add_pod(make_pod("p").req(cpu="1").node("n2").obj())
+    cache.update_snapshot(snap)
+    assert snap.get("n1") is before["n1"]
+    assert snap.get("n3") is before["n3"]
+    n2 = snap.get("n2")
+    assert n2 is not before["n2"]
+    assert n2 is not None and n2.requested.milli_cpu == 1000
+    # the snapshot holds copies: the cache's own NodeInfo is a different object
+    assert n2 is not cache.node_info("n2")
+    assert before["n2"] is not None and before["n2"].requested.milli_cpu == 0
+
+    # nothing changed: the same objects, same list
+    listed = snap.list()
+    cache.update_snapshot(snap)
+    assert snap.list() is listed
+
+
+def test_snapshot_drops_removed_nodes_and_adds_new_ones() -> None:
+    cache = Cache()
+    n1, n2 = _node("n1"), _node("n2")
+    cache.add_node(n1)
+    cache.add_node(n2)
+    snap = Snapshot()
+    cache.update_snapshot(snap)
+    kept = snap.get("n2")
+    cache.remove_node(n1)
+    cache.add_node(_node("n3"))
+    cache.update_snapshot(snap)
+    assert [i.name for i in snap.list()] == ["n2", "n3"]
+    assert snap.get("n1") is None
+    assert snap.get("n2") is kept
+
+
+def test_zone_interleaved_node_order() -> None:
+    # node_tree.go: zones in order of first appearance, nodes taken round-robin.
+    cache = Cache()
+    for name, zone in [
+        ("a1", "za"),
+        ("a2", "za"),
+        ("a3", "za"),
+        ("b1", "zb"),
+        ("c1", "zc"),
+        ("c2", "zc"),
+    ]:
+        cache.add_node(_node(name, zone))
+    assert cache.node_names() == ["a1", "b1", "c1", "a2", "c2", "a3"]
+    snap = Snapshot()
+    cache.update_snapshot(snap)
+    assert [i.name for i in snap.list()] == ["a1", "b1", "c1", "a2", "c2", "a3"]
+
+
+def test_zone_key_includes_region() -> None:
+    cache = Cache()
+    cache.add_node(_node("x1", "z", "r1"))
+    cache.add_node(_node("x2", "z", "r1"))
+    cache.add_node(_node("y1", "z", "r2"))
+    assert cache.node_names() == ["x1", "y1", "x2"]
+
+
+def test_node_changing_zone_moves_in_order() -> None:
+    cache = Cache()
+    cache.add_node(_node("a1", "za"))
+    cache.add_node(_node("a2", "za"))
+    cache.add_node(_node("b1", "zb"))
+    cache.update_node(_node("a1", "zb"))
+    assert cache.node_names() == ["a2", "b1", "a1"]
+
+
+def test_pod_on_unknown_node_is_held_until_node_arrives() -> None:
+    cache = Cache()
+    pod = make_pod("p").req(cpu="1").node("late").obj()
+    cache.add_pod(pod)
+    assert cache.node_info("late") is None
+    cache.add_node(_node("late"))
+    info = cache.node_info("late")
+    assert info is not None and info.requested.milli_cpu == 1000
