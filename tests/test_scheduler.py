@@ -51,7 +51,6 @@ def test_num_feasible_nodes_to_find(percentage: int, num_all_nodes: int, want: i
 
 # ---- end to end ---------------------------------------------------------------------
 
-pytestmark_anyio = pytest.mark.anyio
 
 
 def config(*names: str, **profile: Any) -> SchedulerConfig:

@@ -339,10 +339,16 @@ class Coscheduling:
         return PostFilterResult(), Status(Code.UNSCHEDULABLE, (message,))
 
     def _reject_waiting(self, namespace: str, label: str, message: str) -> None:
+        now = self._now()
         for waiting in self._handle.iterate_waiting_pods():
             other = waiting.pod
-            if other.namespace == namespace and group_label(other) == label:
-                waiting.reject(NAME, message)
+            if other.namespace != namespace or group_label(other) != label:
+                continue
+            if waiting.pending and waiting.deadline <= now:
+                # Its own timer has already fired (its task has not run yet): the
+                # timeout is what rejects it, as upstream's per-pod timer would.
+                continue
+            waiting.reject(NAME, message)
 
     def _group_failed(self, full_name: str, gstate: _Group, message: str) -> None:
         """DeletePermittedPodGroup + MarkPodGroupScheduleFailure, and the livelock guard."""
