@@ -340,6 +340,16 @@ class _Run:
             out[key] = _explain(record.first_attempt)
         return out
 
+    def groups(self) -> dict[str, Any]:
+        """Gang status from every plugin that reports group statuses (Coscheduling)."""
+        out: dict[str, Any] = {}
+        for fw in self.scheduler.frameworks.values():
+            for plugin in fw.plugins.values():
+                report = getattr(plugin, "group_statuses", None)
+                if callable(report):
+                    out.update(report())
+        return out
+
     def snapshot(self, step: int | None = None) -> dict[str, Any]:
         state: dict[str, Any] = {}
         if step is not None:
@@ -433,6 +443,7 @@ def run_scenario(
                 if "nominatedNode" in entry
             },
             "explain": run.explain(),
+            "groups": run.groups(),
         }
 
     anyio.run(

@@ -479,7 +479,9 @@ def test_gang_that_never_fits_settles() -> None:
     events: list[Any] = []
     report = run_scenario(parse_scenario(data), on_event=events.append)
     assert report["settled"] is True
-    rejections = [e for e in events if e.kind == "Unschedulable" and "PostFilter." in str(e)]
+    rejections = [
+        e for e in events if e.kind == "Unschedulable" and "even after PostFilter" in str(e)
+    ]
     assert len([e for e in rejections if "Insufficient cpu" in str(e)]) == LIVELOCK_FAILURES
     assert "failed recently" in str(events[-1])
     assert all(e.kind != "Bound" for e in events)

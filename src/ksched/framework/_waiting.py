@@ -38,7 +38,13 @@ class WaitingPod:
             self._done.set()
 
     def reject(self, plugin: str, message: str) -> None:
-        """End the wait: the pod is unreserved and requeued."""
+        """End the wait: the pod is unreserved and requeued.
+
+        A wait whose deadline has already passed ends as a timeout, whoever rejects it.
+        """
+        if self._verdict is None and self.pending and anyio.current_time() >= self.deadline:
+            self._time_out()
+            return
         if self._verdict is None:
             self._verdict = Status(Code.UNSCHEDULABLE, (message,), plugin=plugin)
             self._done.set()
@@ -60,6 +66,12 @@ class WaitingPod:
         with anyio.move_on_after(max(0.0, self.deadline - anyio.current_time())):
             await self._done.wait()
         if self._verdict is None:
+            self._time_out()
+        assert self._verdict is not None
+        return self._verdict
+
+    def _time_out(self) -> None:
+        if self._verdict is None:
             plugin = min(self.pending, key=self.pending.__getitem__, default="")
             self._verdict = Status(
                 Code.UNSCHEDULABLE,
@@ -70,7 +82,6 @@ class WaitingPod:
                 plugin=plugin,
             )
             self._done.set()
-        return self._verdict
 
     def _timeout_of(self, plugin: str) -> str:
         return _format_duration(self._timeouts.get(plugin, 0.0))
