@@ -96,8 +96,7 @@ class AffinityTerm:
         """Whether ``pod`` is selected (namespace by list or selector, then labels)."""
         if pod.namespace in self.namespaces or (
             self.namespace_selector is not None
-            and namespace_labels is not None
-            and self.namespace_selector.matches(namespace_labels)
+            and self.namespace_selector.matches(namespace_labels or {})
         ):
             return self.selector is not None and self.selector.matches(pod.labels)
         return False
