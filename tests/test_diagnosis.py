@@ -12,11 +12,6 @@ POST = "Error running PostFilter plugin FailedPostFilter"
 F1 = "Node(s) failed Filter plugin FalseFilter-1"
 F2 = "Node(s) failed Filter plugin FalseFilter-2"
 
-_POST_PERIOD = pytest.mark.xfail(
-    strict=True,
-    reason="FitError.message appends a '.' after the PostFilter message; upstream does not",
-)
-
 
 def _statuses(reasons: dict[str, str]) -> NodeToStatus:
     out = NodeToStatus(Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE))
@@ -43,7 +38,6 @@ def _statuses(reasons: dict[str, str]) -> NodeToStatus:
             POST,
             f"0/3 nodes are available: {PRE}. {POST}",
             id="nodes failed Prefilter plugin and the preemption also failed",
-            marks=_POST_PERIOD,
         ),
         pytest.param(
             3,
@@ -60,7 +54,6 @@ def _statuses(reasons: dict[str, str]) -> NodeToStatus:
             POST,
             f"0/3 nodes are available: 3 {F1}. {POST}",
             id="nodes failed one Filter plugin with a non-empty PostFilterMsg",
-            marks=_POST_PERIOD,
         ),
         pytest.param(
             3,
@@ -77,7 +70,6 @@ def _statuses(reasons: dict[str, str]) -> NodeToStatus:
             POST,
             f"0/3 nodes are available: 1 {F2}, 2 {F1}. {POST}",
             id="nodes failed two Filter plugins with a non-empty PostFilterMsg",
-            marks=_POST_PERIOD,
         ),
         pytest.param(
             1,

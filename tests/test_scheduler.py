@@ -52,7 +52,6 @@ def test_num_feasible_nodes_to_find(percentage: int, num_all_nodes: int, want: i
 # ---- end to end ---------------------------------------------------------------------
 
 
-
 def config(*names: str, **profile: Any) -> SchedulerConfig:
     """A profile: PrioritySort, NodeResourcesFit, ``names``, DefaultBinder."""
     refs = (
@@ -344,3 +343,33 @@ async def test_closed_scheduler_cannot_serve_again() -> None:
         pass
     with pytest.raises(SchedulerClosedError):
         await sched.serve()
+
+
+class SlowFilter:
+    name = "SlowFilter"
+
+    def __init__(self) -> None:
+        self.entered = 0
+
+    async def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        self.entered += 1
+        await anyio.sleep(20)
+        return None
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="shutdown inside an async Filter leaves the popped pod in-flight, never requeued",
+)
+@pytest.mark.anyio
+async def test_shutdown_during_async_filter_requeues_pod() -> None:
+    cluster = InMemoryCluster()
+    await cluster.add_node(node("n1"))
+    plugin = SlowFilter()
+    async with Scheduler.open(
+        config("SlowFilter"), cluster, registry={"SlowFilter": factory(plugin)}
+    ) as sched:
+        await cluster.add_pod(make_pod("p").obj())
+        await until(lambda: plugin.entered == 1)
+        await sched.aclose(grace=0.05)
+    assert sched.queue.where("default/p") in ("active", "backoff", "unschedulable")
