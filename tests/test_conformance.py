@@ -12,21 +12,11 @@ from ksched.simulate import check_scenario
 HERE = Path(__file__).parent / "conformance"
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "conformance"
 
-# Areas whose engine support has not landed yet; their cases run but may fail.
-PENDING: dict[str, str] = {
-    "preemption": "DefaultPreemption is not implemented yet",
-    "gang": "Coscheduling is not implemented yet",
-}
-
 
 def _cases() -> list[object]:
     out: list[object] = []
     for path in sorted(HERE.rglob("*.yaml")):
-        area = path.relative_to(HERE).parts[0]
-        marks = []
-        if area in PENDING:
-            marks.append(pytest.mark.xfail(reason=PENDING[area], strict=False))
-        out.append(pytest.param(path, id=str(path.relative_to(HERE)), marks=marks))
+        out.append(pytest.param(path, id=str(path.relative_to(HERE))))
     return out
 
 

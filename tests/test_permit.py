@@ -323,11 +323,6 @@ class SlowPermit(WaitPermit):
         return None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="shutdown inside an async Permit (scheduling cycle) leaves the pod assumed, "
-    "never unreserved and never requeued",
-)
 async def test_shutdown_during_async_permit() -> None:
     cluster = await cluster_with_node()
     permit = SlowPermit()

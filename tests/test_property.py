@@ -41,8 +41,6 @@ class Outcomes:
         self.unreserved[pod.uid] = self.unreserved.get(pod.uid, 0) + 1
 
     def permit(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
-        # Sync on purpose: a shutdown inside an async Permit loses the pod (see
-        # test_permit.py::test_shutdown_during_async_permit, xfail).
         mode = pod.labels.get("mode")
         if mode == "reject":
             return Status(Code.UNSCHEDULABLE, ("rejected by test",))

@@ -357,10 +357,6 @@ class SlowFilter:
         return None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="shutdown inside an async Filter leaves the popped pod in-flight, never requeued",
-)
 @pytest.mark.anyio
 async def test_shutdown_during_async_filter_requeues_pod() -> None:
     cluster = InMemoryCluster()

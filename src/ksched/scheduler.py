@@ -401,6 +401,12 @@ class Scheduler:
             result = _Failure(
                 Status(Code.ERROR, (f"scheduling cycle timed out after {self.plugin_timeout}s",))
             )
+        except BaseException as exc:
+            if _is_cancel(exc):
+                with anyio.CancelScope(shield=True):
+                    cancelled = Status(Code.ERROR, ("scheduling cycle cancelled",))
+                    await self._handle_failure(fw, qpi, _Failure(cancelled, clear_nomination=True))
+            raise
         if isinstance(result, _Failure):
             await self._handle_failure(fw, qpi, result)
             return
@@ -449,6 +455,21 @@ class Scheduler:
         assumed = attrs.evolve(pod, spec=attrs.evolve(pod.spec, node_name=node_name))
         self.cache.assume_pod(assumed)
         self.queue.delete_nominated_pod_if_exists(pod)
+        try:
+            return await self._reserve_and_permit(fw, state, pod, assumed, node_name)
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                if (
+                    self.cache.is_assumed(assumed.uid)
+                    and self.waiting_pods.get(assumed.uid) is None
+                ):
+                    await fw.run_unreserve(state, assumed, node_name)
+                    self.cache.forget_pod(assumed)
+            raise
+
+    async def _reserve_and_permit(
+        self, fw: Framework, state: CycleState, pod: Pod, assumed: Pod, node_name: str
+    ) -> _Failure | tuple[Pod, str, WaitingPod | None]:
         status = await fw.run_reserve(state, assumed, node_name)
         if not status.is_success:
             await fw.run_unreserve(state, assumed, node_name)

@@ -40,6 +40,10 @@ _QUANTITY = re.compile(
 )
 
 
+_MAX_EXPONENT = 2**31 - 1
+"""Upstream parses the exponent as an int32."""
+
+
 class InvalidQuantityError(ValueError):
     """A string that is not a Kubernetes quantity."""
 
@@ -56,12 +60,15 @@ def parse_quantity(text: str | int | float) -> Fraction:
         return Fraction(str(text))
     if not isinstance(text, str):
         raise InvalidQuantityError(f"invalid quantity {text!r}")
-    match = _QUANTITY.match(text.strip())
+    match = _QUANTITY.match(text)
     if match is None:
         raise InvalidQuantityError(f"invalid quantity {text!r}")
     value = Fraction(match["num"])
     if match["exp"]:
-        value *= Fraction(10) ** int(match["exp"][1:])
+        exponent = int(match["exp"][1:])
+        if abs(exponent) > _MAX_EXPONENT:
+            raise InvalidQuantityError(f"invalid quantity {text!r}: exponent out of range")
+        value *= Fraction(10) ** exponent
     else:
         value *= _SUFFIX[match["suffix"] or ""]
     return -value if match["sign"] == "-" else value

@@ -42,7 +42,7 @@ class WaitingPod:
 
         A wait whose deadline has already passed ends as a timeout, whoever rejects it.
         """
-        if self._verdict is None and self.pending and anyio.current_time() >= self.deadline:
+        if self._verdict is None and self.pending and _now() >= self.deadline:
             self._time_out()
             return
         if self._verdict is None:
@@ -87,6 +87,14 @@ class WaitingPod:
         return _format_duration(self._timeouts.get(plugin, 0.0))
 
     _timeouts: dict[str, float] = attrs.field(factory=dict)
+
+
+def _now() -> float:
+    """The event loop's time; outside a running loop nothing has timed out yet."""
+    try:
+        return anyio.current_time()
+    except RuntimeError:
+        return float("-inf")
 
 
 def _format_duration(seconds: float) -> str:
