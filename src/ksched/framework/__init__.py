@@ -33,6 +33,8 @@ from ._interfaces import ReservePlugin as ReservePlugin
 from ._interfaces import ScoreExtensions as ScoreExtensions
 from ._interfaces import ScorePlugin as ScorePlugin
 from ._interfaces import SharedLister as SharedLister
+from ._normalize import default_normalize_score as default_normalize_score
+from ._normalize import trunc_div as trunc_div
 from ._status import Code as Code
 from ._status import Status as Status
 from ._types import AffinityTerm as AffinityTerm
@@ -88,4 +90,6 @@ __all__ = [
     "Status",
     "WaitingPod",
     "WeightedAffinityTerm",
+    "default_normalize_score",
+    "trunc_div",
 ]

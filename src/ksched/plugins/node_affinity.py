@@ -27,7 +27,6 @@ from ..api import (
 )
 from ..api import NodeAffinity as NodeAffinitySpec
 from ..framework import (
-    MAX_NODE_SCORE,
     ActionType,
     ClusterEvent,
     ClusterEventWithHint,
@@ -39,6 +38,7 @@ from ..framework import (
     PreFilterResult,
     QueueingHint,
     Status,
+    default_normalize_score,
 )
 from .inter_pod_affinity._validation import aggregate, node_term_errors, parse_int64
 
@@ -240,26 +240,6 @@ class _PreScoreState:
         return self
 
 
-def _trunc_div(a: int, b: int) -> int:
-    """Integer division rounding toward zero, as Go's."""
-    q = abs(a) // abs(b)
-    return q if (a >= 0) == (b >= 0) else -q
-
-
-def _default_normalize_score(scores: dict[str, int], reverse: bool) -> None:
-    """Scale scores so the highest becomes 100 (upstream helper.DefaultNormalizeScore)."""
-    highest = max(scores.values(), default=0)
-    highest = max(highest, 0)
-    if highest == 0:
-        if reverse:
-            for node in scores:
-                scores[node] = MAX_NODE_SCORE
-        return
-    for node, score in scores.items():
-        normalized = _trunc_div(MAX_NODE_SCORE * score, highest)
-        scores[node] = MAX_NODE_SCORE - normalized if reverse else normalized
-
-
 # ---- args --------------------------------------------------------------------------
 
 _REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
@@ -442,4 +422,4 @@ class NodeAffinity:
         return self
 
     def normalize_score(self, state: CycleState, pod: Pod, scores: dict[str, int]) -> None:
-        _default_normalize_score(scores, reverse=False)
+        default_normalize_score(scores)

@@ -29,6 +29,7 @@ from ..framework import (
     NodeInfo,
     QueueingHint,
     Status,
+    trunc_div,
 )
 
 __all__ = [
@@ -578,12 +579,6 @@ def most_resource_score(entries: Sequence[tuple[int, int, int]]) -> int:
     return node_score // weight_sum if weight_sum else 0
 
 
-def _trunc_div(a: int, b: int) -> int:
-    """Integer division rounding toward zero, as Go's ``/`` on ints."""
-    q = abs(a) // abs(b)
-    return q if (a >= 0) == (b >= 0) else -q
-
-
 def broken_linear_function(points: Sequence[tuple[int, int]]) -> Callable[[int], int]:
     """The piecewise-linear function through ``(utilization, score)`` points, flat outside."""
     pts = tuple(points)
@@ -594,7 +589,7 @@ def broken_linear_function(points: Sequence[tuple[int, int]]) -> Callable[[int],
                 if i == 0:
                     return s
                 u0, s0 = pts[i - 1]
-                return s0 + _trunc_div((s - s0) * (p - u0), u - u0)
+                return s0 + trunc_div((s - s0) * (p - u0), u - u0)
         return pts[-1][1]
 
     return f

@@ -16,7 +16,6 @@ import attrs
 
 from ..api import Node, Pod, Taint, Toleration
 from ..framework import (
-    MAX_NODE_SCORE,
     ActionType,
     ClusterEvent,
     ClusterEventWithHint,
@@ -27,6 +26,7 @@ from ..framework import (
     NodeInfo,
     QueueingHint,
     Status,
+    default_normalize_score,
 )
 
 __all__ = ["TaintToleration", "untolerated_taint_reason"]
@@ -57,24 +57,6 @@ class _PreScoreState:
 
     def clone(self) -> _PreScoreState:
         return self
-
-
-def _trunc_div(a: int, b: int) -> int:
-    q = abs(a) // abs(b)
-    return q if (a >= 0) == (b >= 0) else -q
-
-
-def _default_normalize_score(scores: dict[str, int], reverse: bool) -> None:
-    """Scale so the highest score becomes 100 (upstream helper.DefaultNormalizeScore)."""
-    highest = max(0, max(scores.values(), default=0))
-    if highest == 0:
-        if reverse:
-            for node in scores:
-                scores[node] = MAX_NODE_SCORE
-        return
-    for node, score in scores.items():
-        normalized = _trunc_div(MAX_NODE_SCORE * score, highest)
-        scores[node] = MAX_NODE_SCORE - normalized if reverse else normalized
 
 
 class TaintToleration:
@@ -156,4 +138,4 @@ class TaintToleration:
         return self
 
     def normalize_score(self, state: CycleState, pod: Pod, scores: dict[str, int]) -> None:
-        _default_normalize_score(scores, reverse=True)
+        default_normalize_score(scores, reverse=True)

@@ -1,0 +1,32 @@
+"""Score helpers shared by plugins.
+
+# pkg/scheduler/framework/plugins/helper/normalize_score.go DefaultNormalizeScore
+"""
+
+from __future__ import annotations
+
+from ._interfaces import MAX_NODE_SCORE
+
+__all__ = ["default_normalize_score", "trunc_div"]
+
+
+def trunc_div(a: int, b: int) -> int:
+    """Integer division rounding toward zero, as Go's ``/`` on integers."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+def default_normalize_score(scores: dict[str, int], *, reverse: bool = False) -> None:
+    """Scale ``scores`` in place so the highest becomes 100; ``reverse`` flips them.
+
+    With no positive score, every node gets 0 (or 100 when reversed).
+    """
+    highest = max(0, max(scores.values(), default=0))
+    if highest == 0:
+        if reverse:
+            for node in scores:
+                scores[node] = MAX_NODE_SCORE
+        return
+    for node, score in scores.items():
+        normalized = trunc_div(MAX_NODE_SCORE * score, highest)
+        scores[node] = MAX_NODE_SCORE - normalized if reverse else normalized
