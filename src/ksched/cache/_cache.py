@@ -43,7 +43,9 @@ class Snapshot:
         self._list: list[NodeInfo] = []
         self._with_affinity: list[NodeInfo] = []
         self._with_anti_affinity: list[NodeInfo] = []
+        self._index: dict[str, int] = {}
         self.generation = 0
+        self.layout = -1
 
     def list(self) -> Sequence[NodeInfo]:
         return self._list
@@ -71,12 +73,23 @@ class Cache:
         self._zones: dict[str, list[str]] = {}
         self._images: dict[str, set[str]] = {}
         self._generation = 0
+        self._dirty: set[str] = set()
+        """Nodes changed since the last snapshot refresh."""
+        self._layout = 0
+        """Bumped when the snapshot's node list changes membership or order."""
+        self._order: list[str] | None = None
+        self._refreshed_at = 0
 
     # ---- bookkeeping ----------------------------------------------------------------
 
     def _touch(self, info: NodeInfo) -> None:
         self._generation += 1
         info.generation = self._generation
+        self._dirty.add(info.name)
+
+    def _relayout(self) -> None:
+        self._layout += 1
+        self._order = None
 
     def _info_for(self, node_name: str) -> NodeInfo:
         info = self._nodes.get(node_name)
@@ -102,6 +115,7 @@ class Cache:
         info.set_node(node)
         if not keep_position:
             self._zones.setdefault(_zone_key(node), []).append(node.name)
+            self._relayout()
         self._track_images(node)
         self._touch(info)
 
@@ -113,6 +127,7 @@ class Cache:
             return
         self._untrack_zone(info.node)
         self._untrack_images(info.node)
+        self._relayout()
         if info.pods:
             # Keep the pods accounted until they are removed, as upstream does.
             self._ghost.add(node.name)
@@ -155,6 +170,11 @@ class Cache:
 
     def node_names(self) -> list[str]:
         """Node names in upstream node-tree order: zones interleaved round-robin."""
+        if self._order is None:
+            self._order = self._interleave_zones()
+        return list(self._order)
+
+    def _interleave_zones(self) -> list[str]:
         out: list[str] = []
         zones = [names for names in self._zones.values() if names]
         index = 0
@@ -208,11 +228,10 @@ class Cache:
         """A pod observed bound to a node; confirms it if it was assumed."""
         state = self._pods.get(pod.uid)
         if state is not None:
-            if state.assumed and state.pod.spec.node_name != pod.spec.node_name:
+            if state.assumed:
+                # Upstream updates the assumed copy so the cached pod is the bound one.
                 self._remove(state.pod)
                 self._add(pod)
-            elif state.assumed:
-                self._replace(state.pod, pod)
             state.pod = pod
             state.assumed = False
             return
@@ -251,10 +270,6 @@ class Cache:
         info.add_pod(PodInfo.of(pod))
         self._touch(info)
 
-    def _replace(self, old: Pod, new: Pod) -> None:
-        self._remove(old)
-        self._add(new)
-
     def _remove(self, pod: Pod) -> None:
         assert pod.spec.node_name is not None
         info = self._nodes.get(pod.spec.node_name)
@@ -269,34 +284,56 @@ class Cache:
     # ---- snapshot ---------------------------------------------------------------------
 
     def update_snapshot(self, snapshot: Snapshot) -> None:
-        """Bring ``snapshot`` up to date, copying only NodeInfos that changed."""
+        """Bring ``snapshot`` up to date, copying only the NodeInfos that changed.
+
+        Per cycle this costs O(changed nodes); the node list is rebuilt only when nodes
+        come or go, and the affinity lists only when a changed node holds such pods.
+        """
         if snapshot.generation == self._generation:
             return
-        names = self.node_names()
-        total = len(names)
         by_name = snapshot._by_name
-        structure_changed = len(by_name) != total
-        for name in names:
-            info = self._nodes[name]
-            cached = by_name.get(name)
-            if cached is None or cached.generation != info.generation:
-                copy = info.clone()
-                copy.image_states = self._image_states(info.node, total)
-                by_name[name] = copy
-                structure_changed = True
-        if len(by_name) != total:
-            for name in list(by_name):
-                if name not in self._nodes or name in self._ghost:
-                    del by_name[name]
-        if structure_changed:
+        if snapshot.layout != self._layout:
+            names = self.node_names()
+            by_name = {name: self._fresh_copy(name, by_name.get(name)) for name in names}
+            snapshot._by_name = by_name
             snapshot._list = [by_name[name] for name in names]
+            snapshot._index = {name: i for i, name in enumerate(names)}
+            snapshot.layout = self._layout
+            affinity_changed = True
+        else:
+            affinity_changed = False
+            # The dirty set holds the changes since the last refresh; a snapshot that
+            # missed that refresh compares every node's generation instead.
+            changed = self._dirty if snapshot.generation == self._refreshed_at else by_name
+            for name in list(changed):
+                index = snapshot._index.get(name)
+                if index is None:
+                    continue  # a node without a Node object: not listed
+                old = by_name[name]
+                copy = self._fresh_copy(name, old)
+                if copy is old:
+                    continue
+                by_name[name] = snapshot._list[index] = copy
+                affinity_changed = affinity_changed or bool(
+                    old.pods_with_affinity or copy.pods_with_affinity
+                )
+        if affinity_changed:
             snapshot._with_affinity = [i for i in snapshot._list if i.pods_with_affinity]
             snapshot._with_anti_affinity = [
                 i for i in snapshot._list if i.pods_with_required_anti_affinity
             ]
-        snapshot.generation = self._generation
+        self._dirty.clear()
+        self._refreshed_at = snapshot.generation = self._generation
 
-    def _image_states(self, node: Node, total: int) -> dict[str, ImageStateSummary]:
+    def _fresh_copy(self, name: str, cached: NodeInfo | None) -> NodeInfo:
+        info = self._nodes[name]
+        if cached is not None and cached.generation == info.generation:
+            return cached
+        copy = info.clone()
+        copy.image_states = self._image_states(info.node)
+        return copy
+
+    def _image_states(self, node: Node) -> dict[str, ImageStateSummary]:
         out: dict[str, ImageStateSummary] = {}
         for image in node.status.images:
             for name in image.names:
