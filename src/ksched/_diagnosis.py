@@ -10,7 +10,7 @@ from typing import Any
 
 import attrs
 
-from .framework import Code, NodeToStatus, Status
+from .framework import NodeToStatus, Status
 
 __all__ = ["AttemptReport", "FitError", "SchedulingEvent"]
 
@@ -26,7 +26,6 @@ class FitError:
     unschedulable_plugins: set[str] = attrs.field(factory=set)
     pre_filter_message: str = ""
     post_filter_message: str = ""
-    pre_filter_status: Status = attrs.field(factory=lambda: Status(Code.SUCCESS))
 
     def message(self) -> str:
         """Upstream's text: ``0/3 nodes are available: 1 Insufficient cpu, ...``."""

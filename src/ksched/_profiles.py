@@ -83,10 +83,9 @@ def build_framework(
         )
     if not points.get("bind"):
         raise ConfigError(f"{where}: at least one bind plugin is required")
-    used = {n for names in points.values() for n in names}
     framework = Framework(
         profile_name=profile.scheduler_name,
-        plugins={n: p for n, p in plugins.items() if n in used or n in plugins},
+        plugins=plugins,
         points=points,
         weights=weights,
         percentage_of_nodes_to_score=profile.percentage_of_nodes_to_score,

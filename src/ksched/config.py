@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import attrs
@@ -313,7 +313,3 @@ def plugin_names(profile: Profile) -> list[str]:
         for ref in plugin_set.enabled:
             seen.setdefault(ref.name, None)
     return list(seen)
-
-
-def describe_point_names(points: Sequence[str]) -> str:
-    return ", ".join(points)

@@ -436,7 +436,7 @@ class Scheduler:
         if isinstance(found, FitError):
             nominated: str | None = None
             clear = True
-            if fw.has_post_filter_plugins and found.pre_filter_status.code is not Code.ERROR:
+            if fw.has_post_filter_plugins:
                 result, status = await fw.run_post_filter(state, pod, found.statuses)
                 found.post_filter_message = status.message
                 # No result keeps the current nomination; an empty one clears it.
@@ -510,7 +510,6 @@ class Scheduler:
                 statuses=statuses,
                 unschedulable_plugins=rejectors,
                 pre_filter_message=status.message,
-                pre_filter_status=status,
             )
         statuses = NodeToStatus()
         nominated = pod.status.nominated_node_name

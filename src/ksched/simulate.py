@@ -187,8 +187,8 @@ class _Run:
         self.scenario = scenario
         self.cluster = InMemoryCluster()
         self.t0 = 0.0
-        self.created: dict[str, None] = {}
-        self.pending_at_creation: set[str] = set()
+        self.created: dict[str, str] = {}
+        self.pending_at_creation: dict[str, None] = {}
         self.serial = 0
         self.settled = True
         self.timeline: list[dict[str, Any]] = []
@@ -224,9 +224,9 @@ class _Run:
         for obj in objects:
             obj = self._stamp(obj)
             if isinstance(obj, Pod):
-                self.created[obj.key] = None
+                self.created[obj.key] = obj.uid
                 if not obj.spec.node_name:
-                    self.pending_at_creation.add(obj.key)
+                    self.pending_at_creation[obj.key] = None
                 if obj.spec.node_name and obj.status.start_time is None:
                     obj = attrs.evolve(obj, status=attrs.evolve(obj.status, start_time=self.now()))
             self.cluster.apply(obj)
@@ -280,7 +280,7 @@ class _Run:
 
     # ---- reports ----------------------------------------------------------------------
 
-    def pod_reports(self, *, explain: bool) -> dict[str, Any]:
+    def pod_reports(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
         sched = self.scheduler
         for key in self.created:
@@ -322,19 +322,9 @@ class _Run:
 
     def explain(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        for key in self.created:
-            if key not in self.pending_at_creation:
-                continue
-            pod = self.cluster.get_pod(key)
-            uid = pod.uid if pod is not None else None
-            record = next(
-                (
-                    r
-                    for u, r in self.scheduler.records.items()
-                    if u == uid or u.startswith(key + "#")
-                ),
-                None,
-            )
+        for key in self.pending_at_creation:
+            uid = self.created[key]
+            record = self.scheduler.records.get(uid)
             if record is None or record.first_attempt is None:
                 continue
             out[key] = _explain(record.first_attempt)
@@ -355,7 +345,7 @@ class _Run:
         if step is not None:
             state["step"] = step
         state["time"] = round(self.now(), 6)
-        state["pods"] = self.pod_reports(explain=False)
+        state["pods"] = self.pod_reports()
         state["evicted"] = sorted(self.cluster.evicted)
         return state
 
@@ -431,15 +421,16 @@ def run_scenario(
             tg.cancel_scope.cancel()
 
     def run_state(run: _Run) -> dict[str, Any]:
+        pods = run.pod_reports()
         return {
             "scenario": scenario.name,
             "settled": run.settled,
             "time": round(run.now(), 6),
-            "pods": run.pod_reports(explain=True),
+            "pods": pods,
             "evicted": sorted(run.cluster.evicted),
             "nominated": {
-                key: entry.get("nominatedNode")
-                for key, entry in run.pod_reports(explain=False).items()
+                key: entry["nominatedNode"]
+                for key, entry in pods.items()
                 if "nominatedNode" in entry
             },
             "explain": run.explain(),

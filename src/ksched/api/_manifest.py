@@ -585,8 +585,3 @@ def load_manifests(text: str, *, source: str = "<string>") -> list[KubeObject]:
         )
         out.extend(read_object(item) for item in items or [])
     return out
-
-
-def typed(value: object, kind: type[T]) -> T:
-    assert isinstance(value, kind)
-    return value

@@ -311,6 +311,28 @@ class Framework:
                 return status.with_plugin(call.plugin)
         return SUCCESS
 
+    def _add_nominated(
+        self, state: CycleState, pod: Pod, node_info: NodeInfo, nominated: Sequence[PodInfo]
+    ) -> tuple[CycleState, NodeInfo] | Status | None:
+        """State and node with the higher-or-equal priority nominated pods added.
+
+        None when no such pod is nominated here; a Status when an AddPod extension failed.
+        # framework.go addGENominatedPods
+        """
+        candidates = [
+            p for p in nominated if p.pod.priority >= pod.priority and p.pod.uid != pod.uid
+        ]
+        if not candidates:
+            return None
+        state_with = state.clone()
+        info_with = node_info.clone()
+        for p in candidates:
+            info_with.add_pod(p)
+            status = self.run_pre_filter_extension_add_pod(state_with, pod, p, info_with)
+            if not status.is_success:
+                return status
+        return state_with, info_with
+
     async def run_filter_with_nominated_pods(
         self,
         state: CycleState,
@@ -321,23 +343,15 @@ class Framework:
         """Filter as upstream's two passes when higher-or-equal priority pods are
         nominated to the node: first with them added, then without.
 
-        # framework.go RunFilterPluginsWithNominatedPods / addGENominatedPods
+        # framework.go RunFilterPluginsWithNominatedPods
         """
-        candidates = [
-            p for p in nominated if p.pod.priority >= pod.priority and p.pod.uid != pod.uid
-        ]
-        if not candidates:
-            return await self.run_filter(state, pod, node_info)
-        state_with = state.clone()
-        info_with = node_info.clone()
-        for p in candidates:
-            info_with.add_pod(p)
-            status = self.run_pre_filter_extension_add_pod(state_with, pod, p, info_with)
+        added = self._add_nominated(state, pod, node_info, nominated)
+        if isinstance(added, Status):
+            return added
+        if added is not None:
+            status = await self.run_filter(added[0], pod, added[1])
             if not status.is_success:
                 return status
-        status = await self.run_filter(state_with, pod, info_with)
-        if not status.is_success:
-            return status
         return await self.run_filter(state, pod, node_info)
 
     def run_filter_with_nominated_pods_sync(
@@ -348,21 +362,13 @@ class Framework:
         nominated: Sequence[PodInfo],
     ) -> Status:
         """:meth:`run_filter_with_nominated_pods` for profiles whose Filters are all sync."""
-        candidates = [
-            p for p in nominated if p.pod.priority >= pod.priority and p.pod.uid != pod.uid
-        ]
-        if not candidates:
-            return self.run_filter_sync(state, pod, node_info)
-        state_with = state.clone()
-        info_with = node_info.clone()
-        for p in candidates:
-            info_with.add_pod(p)
-            status = self.run_pre_filter_extension_add_pod(state_with, pod, p, info_with)
+        added = self._add_nominated(state, pod, node_info, nominated)
+        if isinstance(added, Status):
+            return added
+        if added is not None:
+            status = self.run_filter_sync(added[0], pod, added[1])
             if not status.is_success:
                 return status
-        status = self.run_filter_sync(state_with, pod, info_with)
-        if not status.is_success:
-            return status
         return self.run_filter_sync(state, pod, node_info)
 
     async def find_feasible(

@@ -27,6 +27,8 @@ class WaitingPod:
     node_name: str
     pending: dict[str, float]
     """plugin name -> deadline (event-loop time)."""
+    _timeouts: dict[str, float] = attrs.field(factory=dict)
+    """plugin name -> the wait it asked for (seconds), for the timeout message."""
     _done: anyio.Event = attrs.field(factory=anyio.Event)
     _verdict: Status | None = None
 
@@ -85,8 +87,6 @@ class WaitingPod:
 
     def _timeout_of(self, plugin: str) -> str:
         return _format_duration(self._timeouts.get(plugin, 0.0))
-
-    _timeouts: dict[str, float] = attrs.field(factory=dict)
 
 
 def _now() -> float:
