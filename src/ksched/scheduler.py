@@ -16,6 +16,7 @@ from typing import Any
 import anyio
 import anyio.abc
 import attrs
+import numpy as np
 
 from ._diagnosis import AttemptReport, FitError, SchedulingEvent
 from ._errors import SchedulerClosedError
@@ -40,6 +41,7 @@ from .framework import (
 )
 from .framework._events import ASSIGNED_POD_DELETE, NODE_ADD
 from .framework._runtime import Framework
+from .framework._table import IntArray
 from .framework._waiting import WaitingPods
 from .queue import SchedulingQueue
 
@@ -513,9 +515,8 @@ class Scheduler:
             )
         statuses = NodeToStatus()
         nominated = pod.status.nominated_node_name
-        nominated_for = (
-            self.queue.nominated_pods_for_node if self.queue.has_nominated_pods() else None
-        )
+        has_nominated = self.queue.has_nominated_pods()
+        nominated_for = self.queue.nominated_pods_for_node if has_nominated else None
         if nominated:
             info = self.snapshot.get(nominated)
             if info is not None:
@@ -548,7 +549,15 @@ class Scheduler:
                 limit = 1
         start = self._next_start_node_index % len(nodes) if nodes else 0
         outcome = await fw.find_feasible(
-            state, pod, nodes, start=start, limit=limit, nominated_for=nominated_for
+            state,
+            pod,
+            nodes,
+            start=start,
+            limit=limit,
+            nominated_for=nominated_for,
+            nominated_nodes=self.queue.nominated_node_names() if has_nominated else (),
+            table=self.snapshot.table,
+            need_statuses=report is not None,
         )
         if all_nodes:
             self._next_start_node_index = (self._next_start_node_index + outcome.processed) % len(
@@ -585,10 +594,12 @@ class Scheduler:
         status = await fw.run_pre_score(state, pod, feasible)
         if not status.is_success:
             return status
-        scores = await fw.run_score(state, pod, feasible)
+        scores = await fw.run_score(
+            state, pod, feasible, table=self.snapshot.table, rows=outcome.rows
+        )
         if scores.error is not None:
             return scores.error
-        best = self._select_host(feasible, scores.totals)
+        best = self._select_host(feasible, scores.total)
         if report is not None:
             report.scores = scores.plugin_scores
             report.totals = scores.totals
@@ -596,21 +607,12 @@ class Scheduler:
             report.selected = best
         return best
 
-    def _select_host(self, feasible: Sequence[NodeInfo], totals: Mapping[str, int]) -> str:
-        """The highest total; ties broken at random (seedable), as upstream's heap does."""
-        best_name = ""
-        best_score = -1
-        count = 0
-        rand = self.rng.random
-        for info in feasible:
-            score = totals[info.name]
-            if score > best_score:
-                best_name, best_score, count = info.name, score, 1
-            elif score == best_score:
-                count += 1
-                if rand() * count < 1.0:
-                    best_name = info.name
-        return best_name
+    def _select_host(self, feasible: Sequence[NodeInfo], totals: IntArray) -> str:
+        """The highest total; ties broken uniformly at random (seedable), as upstream's
+        reservoir sampling over the top-scored nodes does."""
+        ties = np.flatnonzero(totals == totals.max())
+        pick = 0 if len(ties) == 1 else self.rng.randrange(len(ties))
+        return feasible[int(ties[pick])].name
 
     def _record_attempt(self, pod: Pod, report: AttemptReport) -> None:
         record = self.records.setdefault(pod.uid, PodRecord())

@@ -12,7 +12,7 @@ from collections.abc import Iterator, Sequence
 import attrs
 
 from ..api import Node, ObjectMeta, Pod
-from ..framework import ImageStateSummary, NodeInfo, PodInfo
+from ..framework import ImageStateSummary, NodeInfo, NodeTable, PodInfo
 
 __all__ = ["Cache", "Snapshot"]
 
@@ -46,6 +46,8 @@ class Snapshot:
         self._index: dict[str, int] = {}
         self.generation = 0
         self.layout = -1
+        self.table = NodeTable()
+        """The nodes as columns, row ``i`` being ``list()[i]`` (for batch forms)."""
 
     def list(self) -> Sequence[NodeInfo]:
         return self._list
@@ -299,6 +301,7 @@ class Cache:
             snapshot._list = [by_name[name] for name in names]
             snapshot._index = {name: i for i, name in enumerate(names)}
             snapshot.layout = self._layout
+            snapshot.table.rebuild(snapshot._list)
             affinity_changed = True
         else:
             affinity_changed = False
@@ -314,6 +317,7 @@ class Cache:
                 if copy is old:
                     continue
                 by_name[name] = snapshot._list[index] = copy
+                snapshot.table.update_row(index, copy)
                 affinity_changed = affinity_changed or bool(
                     old.pods_with_affinity or copy.pods_with_affinity
                 )

@@ -10,6 +10,9 @@ from ._events import QueueingHint as QueueingHint
 from ._events import QueueingHintFn as QueueingHintFn
 from ._interfaces import MAX_NODE_SCORE as MAX_NODE_SCORE
 from ._interfaces import MIN_NODE_SCORE as MIN_NODE_SCORE
+from ._interfaces import BatchFilterPlugin as BatchFilterPlugin
+from ._interfaces import BatchScoreExtensions as BatchScoreExtensions
+from ._interfaces import BatchScorePlugin as BatchScorePlugin
 from ._interfaces import BindPlugin as BindPlugin
 from ._interfaces import EnqueueExtensions as EnqueueExtensions
 from ._interfaces import FilterPlugin as FilterPlugin
@@ -34,9 +37,13 @@ from ._interfaces import ScoreExtensions as ScoreExtensions
 from ._interfaces import ScorePlugin as ScorePlugin
 from ._interfaces import SharedLister as SharedLister
 from ._normalize import default_normalize_score as default_normalize_score
+from ._normalize import default_normalize_scores as default_normalize_scores
 from ._normalize import trunc_div as trunc_div
 from ._status import Code as Code
 from ._status import Status as Status
+from ._table import BoolArray as BoolArray
+from ._table import IntArray as IntArray
+from ._table import NodeTable as NodeTable
 from ._types import AffinityTerm as AffinityTerm
 from ._types import HostPortInfo as HostPortInfo
 from ._types import ImageStateSummary as ImageStateSummary
@@ -51,7 +58,11 @@ __all__ = [
     "MIN_NODE_SCORE",
     "ActionType",
     "AffinityTerm",
+    "BatchFilterPlugin",
+    "BatchScoreExtensions",
+    "BatchScorePlugin",
     "BindPlugin",
+    "BoolArray",
     "ClusterEvent",
     "ClusterEventWithHint",
     "Code",
@@ -62,7 +73,9 @@ __all__ = [
     "Handle",
     "HostPortInfo",
     "ImageStateSummary",
+    "IntArray",
     "NodeInfo",
+    "NodeTable",
     "NodeToStatus",
     "PermitPlugin",
     "Plugin",
@@ -91,5 +104,6 @@ __all__ = [
     "WaitingPod",
     "WeightedAffinityTerm",
     "default_normalize_score",
+    "default_normalize_scores",
     "trunc_div",
 ]

@@ -17,6 +17,7 @@ from ..api import Pod
 from ._cycle_state import CycleState
 from ._events import ClusterEventWithHint
 from ._status import Status
+from ._table import BoolArray, IntArray, NodeTable
 from ._types import NodeInfo, PodInfo
 
 if TYPE_CHECKING:
@@ -186,6 +187,19 @@ class FilterPlugin(Plugin, Protocol):
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None: ...
 
 
+class BatchFilterPlugin(FilterPlugin, Protocol):
+    """A Filter plugin that can also judge every node at once.
+
+    ``filter_batch`` returns a boolean mask over ``table``'s rows, True where ``filter``
+    would pass the node (success or SKIP), or None when it has no batch form for this pod
+    (the framework then calls ``filter`` per node). It must agree with ``filter`` exactly;
+    ``filter`` still gives the reasons for the nodes it rejects. Called only when
+    ``table.exact``.
+    """
+
+    def filter_batch(self, state: CycleState, pod: Pod, table: NodeTable) -> BoolArray | None: ...
+
+
 class PostFilterPlugin(Plugin, Protocol):
     """Runs only when no node is feasible, in order, until one succeeds (preemption)."""
 
@@ -214,6 +228,25 @@ class ScorePlugin(Plugin, Protocol):
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int: ...
 
     def score_extensions(self) -> ScoreExtensions | None: ...
+
+
+class BatchScorePlugin(ScorePlugin, Protocol):
+    """A Score plugin that can also score many nodes at once.
+
+    ``score_batch`` returns the scores of ``table``'s ``rows`` (int64, in ``rows`` order),
+    equal to ``score`` on each, or None to be scored per node for this pod. Called only
+    when ``table.exact``.
+    """
+
+    def score_batch(
+        self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray
+    ) -> IntArray | None: ...
+
+
+class BatchScoreExtensions(ScoreExtensions, Protocol):
+    """NormalizeScore over an array of scores (in place), equal to ``normalize_score``."""
+
+    def normalize_score_batch(self, state: CycleState, pod: Pod, scores: IntArray) -> None: ...
 
 
 class ReservePlugin(Plugin, Protocol):

@@ -5,9 +5,12 @@
 
 from __future__ import annotations
 
-from ._interfaces import MAX_NODE_SCORE
+import numpy as np
 
-__all__ = ["default_normalize_score", "trunc_div"]
+from ._interfaces import MAX_NODE_SCORE
+from ._table import IntArray
+
+__all__ = ["default_normalize_score", "default_normalize_scores", "trunc_div"]
 
 
 def trunc_div(a: int, b: int) -> int:
@@ -30,3 +33,17 @@ def default_normalize_score(scores: dict[str, int], *, reverse: bool = False) ->
     for node, score in scores.items():
         normalized = trunc_div(MAX_NODE_SCORE * score, highest)
         scores[node] = MAX_NODE_SCORE - normalized if reverse else normalized
+
+
+def default_normalize_scores(scores: IntArray, *, reverse: bool = False) -> None:
+    """:func:`default_normalize_score` over an int64 array, in place."""
+    if len(scores) == 0:
+        return
+    highest = max(0, int(scores.max()))
+    if highest == 0:
+        if reverse:
+            scores[:] = MAX_NODE_SCORE
+        return
+    scaled = MAX_NODE_SCORE * scores
+    normalized = np.sign(scaled) * (np.abs(scaled) // highest)  # Go's truncating division
+    scores[:] = MAX_NODE_SCORE - normalized if reverse else normalized

@@ -2,19 +2,22 @@
 
 # pkg/scheduler/framework/runtime/framework.go
 Plugins are classified once, when the profile is built: which extension points each
-implements, and whether each method is ``async``. A chain of plain ``def`` Filter plugins
-runs inline over the nodes; async ones fan out in a task group.
+implements, whether each method is ``async``, and which offer batch forms. A chain of
+plain ``def`` Filter plugins runs inline over the nodes; async ones fan out in a task
+group. Batch forms (``filter_batch``, ``score_batch``) judge all nodes at once over the
+snapshot's NodeTable; the per-node methods stay the definition and give the reasons.
 """
 
 from __future__ import annotations
 
 import contextlib
 import inspect
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 import anyio
 import attrs
+import numpy as np
 
 from ..api import Pod
 from ._cycle_state import CycleState
@@ -32,6 +35,7 @@ from ._interfaces import (
 )
 from ._parallel import run_chunked
 from ._status import SUCCESS, Code, Status
+from ._table import BoolArray, IntArray, NodeTable
 from ._types import NodeInfo, PodInfo
 from ._waiting import WaitingPod, WaitingPods
 
@@ -66,9 +70,33 @@ async def _invoke(call: _Call, *args: Any) -> Any:
     return result
 
 
+def _run_filters_sync(
+    calls: Sequence[_Call], state: CycleState, pod: Pod, node_info: NodeInfo
+) -> Status:
+    """Plain Filter methods on one node, in order; the first failure decides."""
+    skip = state.skip_filter_plugins
+    for call in calls:
+        if call.plugin in skip:
+            continue
+        try:
+            status: Status | None = call.fn(state, pod, node_info)
+        except Exception as exc:
+            return _fault(call.plugin, "Filter", exc)
+        if status is not None and status.code is not Code.SUCCESS:
+            if status.code is Code.SKIP:
+                continue
+            return status.with_plugin(call.plugin)
+    return SUCCESS
+
+
 def _fault(plugin: str, point: str, exc: BaseException) -> Status:
     message = f'running "{plugin}" {point} plugin: {type(exc).__name__}: {exc}'
     return Status(Code.ERROR, (message,), plugin=plugin)
+
+
+BatchFilter = Callable[[CycleState, Pod, NodeTable], BoolArray | None]
+BatchScore = Callable[[CycleState, Pod, NodeTable, IntArray], IntArray | None]
+BatchNormalize = Callable[[CycleState, Pod, IntArray], None]
 
 
 @attrs.define(eq=False, slots=True)
@@ -77,26 +105,59 @@ class _ScorePlugin:
     call: _Call
     weight: int
     normalize: ScoreExtensions | None
+    batch: BatchScore | None = None
+    normalize_batch: BatchNormalize | None = None
 
 
 @attrs.define(eq=False, slots=True)
 class FilterOutcome:
-    """What Filter found: feasible nodes (in evaluation order) and the others' statuses."""
+    """What Filter found: feasible nodes (in evaluation order) and the others' statuses.
+
+    ``processed`` counts the nodes examined. ``rows`` are the feasible nodes' NodeTable
+    rows when the batch path ran. Without ``need_statuses`` the statuses of rejected
+    nodes are filled in only when no node is feasible.
+    """
 
     feasible: list[NodeInfo]
     statuses: NodeToStatus
     processed: int
     unschedulable_plugins: set[str]
     error: Status | None = None
+    rows: IntArray | None = None
 
 
 @attrs.define(eq=False, slots=True)
 class ScoreOutcome:
-    """Per node: each plugin's normalized score (before weight), and the weighted total."""
+    """Per node: each plugin's normalized score (before weight), and the weighted total.
 
-    plugin_scores: dict[str, dict[str, int]]
-    totals: dict[str, int]
+    Scores are arrays in ``nodes`` order; the dict views are built when asked for.
+    """
+
+    nodes: Sequence[NodeInfo]
+    scores: dict[str, IntArray]
+    total: IntArray
     error: Status | None = None
+
+    @classmethod
+    def failed(cls, status: Status) -> ScoreOutcome:
+        return cls((), {}, np.zeros(0, dtype=np.int64), status)
+
+    @property
+    def plugin_scores(self) -> dict[str, dict[str, int]]:
+        names = [info.name for info in self.nodes]
+        return {
+            plugin: dict(zip(names, values.tolist(), strict=True))
+            for plugin, values in self.scores.items()
+        }
+
+    @property
+    def totals(self) -> dict[str, int]:
+        return dict(zip((info.name for info in self.nodes), self.total.tolist(), strict=True))
+
+
+def _int_scores(values: Sequence[int]) -> IntArray:
+    """Plugin scores as int64; OverflowError for a value int64 cannot hold."""
+    return np.array(values, dtype=np.int64) if values else np.zeros(0, dtype=np.int64)
 
 
 class Framework:
@@ -143,6 +204,13 @@ class Framework:
                 self._pre_filter_ext.append((name, ext))
         self._filter = calls("filter", "filter")
         self.filters_async = any(c.is_async for c in self._filter)
+        self._filter_batch: dict[str, BatchFilter] = {}
+        for filter_call in self._filter:
+            batch = getattr(self.plugins[filter_call.plugin], "filter_batch", None)
+            if batch is not None and not filter_call.is_async:
+                self._filter_batch[filter_call.plugin] = batch
+        self.batching = True
+        """Use plugins' batch forms when the snapshot's table allows (off: per node only)."""
         self._post_filter = calls("postFilter", "post_filter")
         self._pre_score = calls("preScore", "pre_score")
         self._score: list[_ScorePlugin] = []
@@ -151,8 +219,16 @@ class Framework:
             if call is None:
                 continue
             ext_fn = getattr(self.plugins[name], "score_extensions", None)
+            ext = ext_fn() if ext_fn else None
             self._score.append(
-                _ScorePlugin(name, call, weights.get(name, 1), ext_fn() if ext_fn else None)
+                _ScorePlugin(
+                    name,
+                    call,
+                    weights.get(name, 1),
+                    ext,
+                    None if call.is_async else getattr(self.plugins[name], "score_batch", None),
+                    getattr(ext, "normalize_score_batch", None),
+                )
             )
         self.scores_async = any(p.call.is_async for p in self._score)
         self._reserve = calls("reserve", "reserve")
@@ -281,19 +357,7 @@ class Framework:
 
         Only valid when no Filter plugin is async (``filters_async`` is False).
         """
-        skip = state.skip_filter_plugins
-        for call in self._filter:
-            if call.plugin in skip:
-                continue
-            try:
-                status: Status | None = call.fn(state, pod, node_info)
-            except Exception as exc:
-                return _fault(call.plugin, "Filter", exc)
-            if status is not None and status.code is not Code.SUCCESS:
-                if status.code is Code.SKIP:
-                    continue
-                return status.with_plugin(call.plugin)
-        return SUCCESS
+        return _run_filters_sync(self._filter, state, pod, node_info)
 
     async def run_filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
         """Filter plugins on one node; the first failure decides."""
@@ -380,11 +444,37 @@ class Framework:
         start: int,
         limit: int,
         nominated_for: Callable[[str], Sequence[PodInfo]] | None = None,
+        nominated_nodes: Collection[str] = (),
+        table: NodeTable | None = None,
+        need_statuses: bool = True,
     ) -> FilterOutcome:
         """Filter nodes from ``start`` (rotating) until ``limit`` feasible were found.
 
+        With ``table`` (the snapshot's, holding every node of ``nodes``) the plugins'
+        batch forms judge all nodes at once; ``nominated_nodes`` names the nodes that
+        have nominated pods, which take the per-node two-pass filter.
         # schedule_one.go findNodesThatPassFilters
         """
+        if (
+            table is not None
+            and self.batching
+            and self._filter_batch
+            and not self.filters_async
+            and table.exact
+        ):
+            outcome = self._find_feasible_batch(
+                state,
+                pod,
+                nodes,
+                table,
+                start=start,
+                limit=limit,
+                nominated_for=nominated_for,
+                nominated_nodes=nominated_nodes,
+                need_statuses=need_statuses,
+            )
+            if outcome is not None:
+                return outcome
         n = len(nodes)
         feasible: list[NodeInfo] = []
         statuses = NodeToStatus()
@@ -444,6 +534,123 @@ class Framework:
         ordered = [info for info in slots if info is not None]
         return FilterOutcome(ordered, statuses, len(ordered) + len(statuses), rejecting, error)
 
+    def _find_feasible_batch(
+        self,
+        state: CycleState,
+        pod: Pod,
+        nodes: Sequence[NodeInfo],
+        table: NodeTable,
+        *,
+        start: int,
+        limit: int,
+        nominated_for: Callable[[str], Sequence[PodInfo]] | None,
+        nominated_nodes: Collection[str],
+        need_statuses: bool,
+    ) -> FilterOutcome | None:
+        """Filter with batch masks; None when no plugin has a batch form for this pod.
+
+        Equal to the per-node path: the same feasible nodes in the same order, the same
+        count of examined nodes; rejected nodes get their status from the per-node chain.
+        """
+        skip = state.skip_filter_plugins
+        mask: BoolArray | None = None
+        per_node: list[_Call] = []
+        for call in self._filter:
+            if call.plugin in skip:
+                continue
+            batch = self._filter_batch.get(call.plugin)
+            result = None
+            if batch is not None:
+                try:
+                    result = batch(state, pod, table)
+                except Exception:
+                    result = None  # the per-node method reports the fault
+            if result is None:
+                per_node.append(call)
+            else:
+                mask = result if mask is None else mask & result
+        if mask is None:
+            return None
+        n = len(nodes)
+        if nodes is table.infos:
+            rows = np.arange(n, dtype=np.int64)
+        else:
+            index = table.index
+            try:
+                rows = np.fromiter((index[info.name] for info in nodes), np.int64, n)
+            except KeyError:
+                return None
+        order = np.concatenate((rows[start:], rows[:start])) if start else rows
+        ok = mask[order]
+        special: BoolArray | None = None
+        if nominated_for is not None and nominated_nodes:
+            marked = np.zeros(len(table), dtype=np.bool_)
+            for name in nominated_nodes:
+                row = table.index.get(name)
+                if row is not None:
+                    marked[row] = True
+            special = marked[order]
+            if not special.any():
+                special = None
+        infos = table.infos
+        feasible_pos: list[int] = []
+        found: dict[int, Status] = {}
+        rejecting: set[str] = set()
+        error: Status | None = None
+        if not per_node and special is None:
+            passing = np.flatnonzero(ok)
+            if len(passing) >= limit:
+                passing = passing[:limit]
+                processed = int(passing[-1]) + 1
+            else:
+                processed = n
+            feasible_pos = passing.tolist()
+        else:
+            processed = n
+            candidates = ok if special is None else ok | special
+            for pos in np.flatnonzero(candidates).tolist():
+                info = infos[order[pos]]
+                if special is not None and special[pos]:
+                    assert nominated_for is not None
+                    status = self.run_filter_with_nominated_pods_sync(
+                        state, pod, info, nominated_for(info.name)
+                    )
+                else:
+                    status = _run_filters_sync(per_node, state, pod, info)
+                if status.is_success:
+                    feasible_pos.append(pos)
+                    if len(feasible_pos) >= limit:
+                        processed = pos + 1
+                        break
+                elif status.code is Code.ERROR:
+                    error = status
+                    processed = pos + 1
+                    break
+                else:
+                    found[pos] = status
+        statuses = NodeToStatus()
+        if need_statuses or not feasible_pos:
+            rejected = np.flatnonzero(~ok[:processed]).tolist()
+            if special is not None:
+                rejected = [pos for pos in rejected if not special[pos]]
+            for pos in rejected:
+                status = _run_filters_sync(self._filter, state, pod, infos[order[pos]])
+                if not status.is_success:
+                    found[pos] = status
+            for pos in sorted(found):
+                status = found[pos]
+                statuses.set(infos[order[pos]].name, status)
+                rejecting.add(status.plugin)
+        feasible_rows = order[feasible_pos]
+        return FilterOutcome(
+            [infos[r] for r in feasible_rows.tolist()],
+            statuses,
+            processed,
+            rejecting,
+            error,
+            feasible_rows,
+        )
+
     # ---- PostFilter ---------------------------------------------------------------
 
     async def run_post_filter(
@@ -488,61 +695,75 @@ class Framework:
         return SUCCESS
 
     async def run_score(
-        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+        self,
+        state: CycleState,
+        pod: Pod,
+        nodes: Sequence[NodeInfo],
+        *,
+        table: NodeTable | None = None,
+        rows: IntArray | None = None,
     ) -> ScoreOutcome:
-        """Score, NormalizeScore, weight, total (# framework.go RunScorePlugins)."""
-        totals = {info.name: 0 for info in nodes}
-        per_plugin: dict[str, dict[str, int]] = {}
+        """Score, NormalizeScore, weight, total (# framework.go RunScorePlugins).
+
+        With ``table`` and the nodes' ``rows`` in it, plugins' batch forms score all
+        nodes at once.
+        """
+        batch_ok = table is not None and rows is not None and self.batching and table.exact
+        total = np.zeros(len(nodes), dtype=np.int64)
+        per_plugin: dict[str, IntArray] = {}
         skip = state.skip_score_plugins
         for sp in self._score:
             if sp.name in skip:
                 continue
-            scores: dict[str, int] = {}
             try:
-                if sp.call.is_async:
-                    await self._score_async(sp, state, pod, nodes, scores)
-                else:
-                    fn = sp.call.fn
-                    for info in nodes:
-                        scores[info.name] = fn(state, pod, info)
+                values: IntArray | None = None
+                if batch_ok and sp.batch is not None:
+                    assert table is not None and rows is not None
+                    values = sp.batch(state, pod, table, rows)
+                if values is None:
+                    if sp.call.is_async:
+                        values = await self._score_async(sp, state, pod, nodes)
+                    else:
+                        fn = sp.call.fn
+                        values = _int_scores([fn(state, pod, info) for info in nodes])
             except Exception as exc:
-                return ScoreOutcome({}, {}, _fault(sp.name, "Score", exc))
+                return ScoreOutcome.failed(_fault(sp.name, "Score", exc))
             if sp.normalize is not None:
                 try:
-                    status = sp.normalize.normalize_score(state, pod, scores)
+                    if sp.normalize_batch is not None:
+                        sp.normalize_batch(state, pod, values)
+                        status = None
+                    else:
+                        by_node = dict(zip((i.name for i in nodes), values.tolist(), strict=True))
+                        status = sp.normalize.normalize_score(state, pod, by_node)
+                        values = _int_scores(list(by_node.values()))
                 except Exception as exc:
-                    return ScoreOutcome({}, {}, _fault(sp.name, "NormalizeScore", exc))
+                    return ScoreOutcome.failed(_fault(sp.name, "NormalizeScore", exc))
                 if status is not None and not status.is_success:
-                    return ScoreOutcome({}, {}, status.with_plugin(sp.name))
-            for node, value in scores.items():
-                if value > MAX_NODE_SCORE or value < MIN_NODE_SCORE:
-                    message = (
-                        f"plugin {sp.name!r} returns an invalid score {value}, it should in the "
-                        f"range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
-                    )
-                    return ScoreOutcome({}, {}, Status(Code.ERROR, (message,), plugin=sp.name))
-                totals[node] += value * sp.weight
-            per_plugin[sp.name] = scores
-        return ScoreOutcome(per_plugin, totals)
+                    return ScoreOutcome.failed(status.with_plugin(sp.name))
+            out_of_range = np.flatnonzero((values > MAX_NODE_SCORE) | (values < MIN_NODE_SCORE))
+            if len(out_of_range):
+                value = int(values[out_of_range[0]])
+                message = (
+                    f"plugin {sp.name!r} returns an invalid score {value}, it should in the "
+                    f"range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
+                )
+                return ScoreOutcome.failed(Status(Code.ERROR, (message,), plugin=sp.name))
+            total += values * sp.weight
+            per_plugin[sp.name] = values
+        return ScoreOutcome(nodes, per_plugin, total)
 
     async def _score_async(
-        self,
-        sp: _ScorePlugin,
-        state: CycleState,
-        pod: Pod,
-        nodes: Sequence[NodeInfo],
-        scores: dict[str, int],
-    ) -> None:
+        self, sp: _ScorePlugin, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> IntArray:
+        scores: list[int] = [0] * len(nodes)
+
         async def one(i: int) -> bool:
-            info = nodes[i]
-            scores[info.name] = await _invoke(sp.call, state, pod, info)
+            scores[i] = await _invoke(sp.call, state, pod, nodes[i])
             return True
 
         await run_chunked(len(nodes), self.parallelism, one)
-        # Keep node order stable for readers.
-        ordered = {info.name: scores[info.name] for info in nodes}
-        scores.clear()
-        scores.update(ordered)
+        return _int_scores(scores)
 
     # ---- Reserve / Permit ---------------------------------------------------------
 

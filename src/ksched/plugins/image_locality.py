@@ -9,9 +9,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 import attrs
+import numpy as np
 
 from ..api import Pod
-from ..framework import MAX_NODE_SCORE, CycleState, Handle, NodeInfo
+from ..framework import MAX_NODE_SCORE, CycleState, Handle, IntArray, NodeInfo, NodeTable
 
 __all__ = ["ImageLocality", "normalized_image_name"]
 
@@ -87,6 +88,20 @@ class ImageLocality:
             if summary is not None:
                 total += int(summary.size * (summary.num_nodes / s.total_nodes))
         return calculate_priority(total, len(s.images))
+
+    def score_batch(
+        self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray
+    ) -> IntArray | None:
+        s = state.get(PRE_SCORE_STATE_KEY)
+        if s is None or not s.images:
+            return None
+        # Nodes holding none of the pod's images all get the score of an empty sum.
+        scores: IntArray = np.full(len(rows), calculate_priority(0, len(s.images)), dtype=np.int64)
+        holders = table.rows_with_images(s.images)
+        if holders:
+            for i in np.flatnonzero(np.isin(rows, holders)).tolist():
+                scores[i] = self.score(state, pod, table.infos[int(rows[i])])
+        return scores
 
     def score_extensions(self) -> None:
         return None

@@ -8,9 +8,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
+import numpy as np
+
 from ..api import Pod
 from ..framework import (
     ActionType,
+    BoolArray,
     ClusterEvent,
     ClusterEventWithHint,
     Code,
@@ -18,6 +21,7 @@ from ..framework import (
     EventResource,
     Handle,
     NodeInfo,
+    NodeTable,
     Status,
 )
 
@@ -45,6 +49,15 @@ class NodeName:
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         return None if fits(pod, node_info) else _REJECTED
+
+    def filter_batch(self, state: CycleState, pod: Pod, table: NodeTable) -> BoolArray:
+        if not pod.spec.node_name:
+            return np.ones(len(table), dtype=np.bool_)
+        mask: BoolArray = np.zeros(len(table), dtype=np.bool_)
+        row = table.index.get(pod.spec.node_name)
+        if row is not None:
+            mask[row] = True
+        return mask
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         # Only a new node can be the named one; no hint needed.

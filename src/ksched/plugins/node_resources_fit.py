@@ -14,19 +14,23 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final
 
 import attrs
+import numpy as np
 
 from .._errors import ConfigError
 from ..api import Node, Pod, pod_requests
 from ..framework import (
     MAX_NODE_SCORE,
     ActionType,
+    BoolArray,
     ClusterEvent,
     ClusterEventWithHint,
     Code,
     CycleState,
     EventResource,
     Handle,
+    IntArray,
     NodeInfo,
+    NodeTable,
     QueueingHint,
     Status,
     trunc_div,
@@ -554,6 +558,31 @@ class ResourceAllocationScorer:
                 out.append((r, a, weight))
         return out
 
+    def gather_columns(
+        self, table: NodeTable, rows: IntArray, pod_request_list: Sequence[int]
+    ) -> list[tuple[IntArray, IntArray, int]]:
+        """:meth:`gather` for many nodes: ``(requested with the pod, allocatable, weight)``
+        columns over ``rows``; an allocatable of 0 marks the resource absent on that node."""
+        if not self._plan:
+            raise RuntimeError("resources not found")
+        cpu_usage = table.req_cpu if self._use_requested else table.nonzero_cpu
+        memory_usage = table.req_memory if self._use_requested else table.nonzero_memory
+        out = []
+        for (kind, name, weight), pod_req in zip(self._plan, pod_request_list, strict=True):
+            if kind == _KIND_CPU:
+                a, r = table.alloc_cpu[rows], cpu_usage[rows] + pod_req
+            elif kind == _KIND_MEMORY:
+                a, r = table.alloc_memory[rows], memory_usage[rows] + pod_req
+            elif kind == _KIND_EPHEMERAL:
+                a, r = table.alloc_ephemeral[rows], table.req_ephemeral[rows] + pod_req
+            elif kind == _KIND_SCALAR and pod_req != 0:
+                alloc_col, req_col = table.scalar(name)
+                a, r = alloc_col[rows], req_col[rows] + pod_req
+            else:
+                continue
+            out.append((r, a, weight))
+        return out
+
 
 ScoreFn = Callable[[Sequence[tuple[int, int, int]]], int]
 """``score([(requested, allocatable, weight), ...]) -> 0..100``."""
@@ -567,6 +596,30 @@ def least_resource_score(entries: Sequence[tuple[int, int, int]]) -> int:
             node_score += (cap - req) * MAX_NODE_SCORE // cap * w
         weight_sum += w
     return node_score // weight_sum if weight_sum else 0
+
+
+def least_resource_scores(columns: Sequence[tuple[IntArray, IntArray, int]]) -> IntArray:
+    """:func:`least_resource_score` over columns from ``gather_columns``."""
+    node_score: IntArray = np.zeros(len(columns[0][0]), dtype=np.int64)
+    weight_sum = np.zeros_like(node_score)
+    for req, cap, w in columns:
+        present = cap != 0
+        free = np.where(present & (req <= cap), cap - req, 0)
+        node_score += free * MAX_NODE_SCORE // np.where(present, cap, 1) * w
+        weight_sum += present * w
+    return np.where(weight_sum > 0, node_score // np.maximum(weight_sum, 1), 0)
+
+
+def most_resource_scores(columns: Sequence[tuple[IntArray, IntArray, int]]) -> IntArray:
+    """:func:`most_resource_score` over columns from ``gather_columns``."""
+    node_score: IntArray = np.zeros(len(columns[0][0]), dtype=np.int64)
+    weight_sum = np.zeros_like(node_score)
+    for req, cap, w in columns:
+        present = cap != 0
+        used = np.where(present, np.minimum(req, cap), 0)
+        node_score += used * MAX_NODE_SCORE // np.where(present, cap, 1) * w
+        weight_sum += present * w
+    return np.where(weight_sum > 0, node_score // np.maximum(weight_sum, 1), 0)
 
 
 def most_resource_score(entries: Sequence[tuple[int, int, int]]) -> int:
@@ -619,6 +672,16 @@ def requested_to_capacity_ratio_scorer(shape: Sequence[UtilizationShapePoint]) -
     return score
 
 
+def _strategy_batch_scorer(
+    strategy: ScoringStrategy,
+) -> Callable[[Sequence[tuple[IntArray, IntArray, int]]], IntArray] | None:
+    if strategy.type == MOST_ALLOCATED:
+        return most_resource_scores
+    if strategy.type == REQUESTED_TO_CAPACITY_RATIO:
+        return None
+    return least_resource_scores
+
+
 def _strategy_scorer(strategy: ScoringStrategy) -> ScoreFn:
     if strategy.type == MOST_ALLOCATED:
         return most_resource_score
@@ -663,6 +726,7 @@ class NodeResourcesFit:
             args.scoring_strategy.resources, use_requested=False
         )
         self._scorer = _strategy_scorer(args.scoring_strategy)
+        self._batch_scorer = _strategy_batch_scorer(args.scoring_strategy)
 
     @classmethod
     def new(cls, args: Mapping[str, Any] | None, handle: Handle) -> NodeResourcesFit:
@@ -696,6 +760,23 @@ class NodeResourcesFit:
         code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE if unresolvable else Code.UNSCHEDULABLE
         return Status(code, tuple(m.reason for m in missing))
 
+    def filter_batch(self, state: CycleState, pod: Pod, table: NodeTable) -> BoolArray | None:
+        s = state.get(PRE_FILTER_STATE_KEY)
+        if s is None:
+            return None
+        request = s.request
+        mask: BoolArray = table.pod_count < table.alloc_pods
+        if request.milli_cpu > 0:
+            mask &= request.milli_cpu <= table.alloc_cpu - table.req_cpu
+        if request.memory > 0:
+            mask &= request.memory <= table.alloc_memory - table.req_memory
+        if request.ephemeral_storage > 0:
+            mask &= request.ephemeral_storage <= table.alloc_ephemeral - table.req_ephemeral
+        for name, qty in s.checked_scalars:
+            alloc_col, req_col = table.scalar(name)
+            mask &= qty <= alloc_col - req_col
+        return mask
+
     # -- PreScore / Score
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> None:
@@ -706,6 +787,14 @@ class NodeResourcesFit:
         s = state.get(PRE_SCORE_STATE_KEY)
         reqs = s.pod_requests if s is not None else self._allocation.pod_request_list(pod)
         return self._scorer(self._allocation.gather(node_info, reqs))
+
+    def score_batch(
+        self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray
+    ) -> IntArray | None:
+        s = state.get(PRE_SCORE_STATE_KEY)
+        if s is None or self._batch_scorer is None or not len(rows):
+            return None
+        return self._batch_scorer(self._allocation.gather_columns(table, rows, s.pod_requests))
 
     def score_extensions(self) -> None:
         return None

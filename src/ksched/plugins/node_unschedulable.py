@@ -8,9 +8,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
+import numpy as np
+
 from ..api import Node, Pod, Taint, Toleration
 from ..framework import (
     ActionType,
+    BoolArray,
     ClusterEvent,
     ClusterEventWithHint,
     Code,
@@ -18,6 +21,7 @@ from ..framework import (
     EventResource,
     Handle,
     NodeInfo,
+    NodeTable,
     QueueingHint,
     Status,
 )
@@ -53,6 +57,11 @@ class NodeUnschedulable:
         if _tolerates_unschedulable(pod.spec.tolerations):
             return None
         return _REJECTED
+
+    def filter_batch(self, state: CycleState, pod: Pod, table: NodeTable) -> BoolArray:
+        if _tolerates_unschedulable(pod.spec.tolerations):
+            return np.ones(len(table), dtype=np.bool_)
+        return ~table.unschedulable
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [

@@ -13,20 +13,25 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
+import numpy as np
 
 from ..api import Node, Pod, Taint, Toleration
 from ..framework import (
     ActionType,
+    BoolArray,
     ClusterEvent,
     ClusterEventWithHint,
     Code,
     CycleState,
     EventResource,
     Handle,
+    IntArray,
     NodeInfo,
+    NodeTable,
     QueueingHint,
     Status,
     default_normalize_score,
+    default_normalize_scores,
 )
 
 __all__ = ["TaintToleration", "untolerated_taint_reason"]
@@ -113,6 +118,13 @@ class TaintToleration:
             return None
         return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (untolerated_taint_reason(taint),))
 
+    def filter_batch(self, state: CycleState, pod: Pod, table: NodeTable) -> BoolArray:
+        # Only nodes with a NoSchedule/NoExecute taint can reject: judge those one by one.
+        mask: BoolArray = ~table.hard_tainted
+        for row in np.flatnonzero(table.hard_tainted).tolist():
+            mask[row] = self.filter(state, pod, table.infos[row]) is None
+        return mask
+
     # -- PreScore / Score
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
@@ -134,8 +146,20 @@ class TaintToleration:
             and not any(t.tolerates(taint) for t in tolerations)
         )
 
+    def score_batch(
+        self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray
+    ) -> IntArray:
+        # Only PreferNoSchedule taints count: nodes without one score 0.
+        scores: IntArray = np.zeros(len(rows), dtype=np.int64)
+        for i in np.flatnonzero(table.soft_tainted[rows]).tolist():
+            scores[i] = self.score(state, pod, table.infos[int(rows[i])])
+        return scores
+
     def score_extensions(self) -> TaintToleration:
         return self
 
     def normalize_score(self, state: CycleState, pod: Pod, scores: dict[str, int]) -> None:
         default_normalize_score(scores, reverse=True)
+
+    def normalize_score_batch(self, state: CycleState, pod: Pod, scores: IntArray) -> None:
+        default_normalize_scores(scores, reverse=True)

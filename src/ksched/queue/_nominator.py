@@ -6,6 +6,8 @@
 
 from __future__ import annotations
 
+from collections.abc import KeysView
+
 import attrs
 
 from ..api import ObjectMeta, Pod
@@ -68,6 +70,10 @@ class Nominator:
 
     def has_any(self) -> bool:
         return bool(self._node_of)
+
+    def nodes(self) -> KeysView[str]:
+        """The nodes that have nominated pods."""
+        return self._by_node.keys()
 
     def node_of(self, uid: str) -> str | None:
         return self._node_of.get(uid)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import enum
 import functools
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 import anyio
@@ -663,6 +663,10 @@ class SchedulingQueue:
             entry = self._queued(ref.uid)
             result.append(entry.pod_info if entry is not None else bare_pod_info(ref))
         return result
+
+    def nominated_node_names(self) -> Collection[str]:
+        """The nodes that have pods nominated to them."""
+        return self._nominator.nodes()
 
     def has_nominated_pods(self) -> bool:
         """Whether any pod is nominated (lets the scheduler skip the nominated-pods pass)."""

@@ -1,0 +1,164 @@
+"""A columnar view of the snapshot's nodes, for plugins' batch forms.
+
+One row per node, in the snapshot's node order: allocatable and requested amounts as
+int64 columns, a few per-node flags, and indexes that tell which rows need a closer look
+(tainted nodes, nodes holding an image). Batch forms evaluate every row with a handful of
+array operations and hand the rare rows that need it to the per-node method, so their
+results equal the per-node path exactly.
+
+The snapshot keeps the table in step, row by row, as NodeInfos change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from ._types import NodeInfo
+
+__all__ = ["BoolArray", "IntArray", "NodeTable"]
+
+IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
+
+EXACT_LIMIT = 1 << 53
+"""Above this an amount may not convert exactly to float64, nor multiply by 100 in int64:
+the table then reports itself inexact and batch forms step aside."""
+
+_HARD_EFFECTS = frozenset({"NoSchedule", "NoExecute"})
+_SOFT_EFFECT = "PreferNoSchedule"
+
+
+class NodeTable:
+    """Per-node columns aligned with ``infos`` (the snapshot's node list)."""
+
+    __slots__ = (
+        "_images",
+        "_oversized",
+        "_row_images",
+        "_scalars",
+        "alloc_cpu",
+        "alloc_ephemeral",
+        "alloc_memory",
+        "alloc_pods",
+        "hard_tainted",
+        "index",
+        "infos",
+        "nonzero_cpu",
+        "nonzero_memory",
+        "pod_count",
+        "req_cpu",
+        "req_ephemeral",
+        "req_memory",
+        "soft_tainted",
+        "unschedulable",
+    )
+
+    def __init__(self, infos: Sequence[NodeInfo] = ()) -> None:
+        self.rebuild(infos)
+
+    def rebuild(self, infos: Sequence[NodeInfo]) -> None:
+        """Start over from ``infos`` (after nodes came, went or changed order)."""
+        n = len(infos)
+        self.infos: Sequence[NodeInfo] = infos
+        self.index = {info.name: i for i, info in enumerate(infos)}
+
+        def ints() -> IntArray:
+            return np.zeros(n, dtype=np.int64)
+
+        def flags() -> BoolArray:
+            return np.zeros(n, dtype=np.bool_)
+
+        self.alloc_cpu, self.alloc_memory = ints(), ints()
+        self.alloc_ephemeral, self.alloc_pods = ints(), ints()
+        self.req_cpu, self.req_memory, self.req_ephemeral = ints(), ints(), ints()
+        self.nonzero_cpu, self.nonzero_memory, self.pod_count = ints(), ints(), ints()
+        self.unschedulable, self.hard_tainted, self.soft_tainted = flags(), flags(), flags()
+        self._scalars: dict[str, tuple[IntArray, IntArray]] = {}
+        self._images: dict[str, set[int]] = {}
+        self._row_images: list[tuple[str, ...]] = [()] * n
+        self._oversized: set[int] = set()
+        for i, info in enumerate(infos):
+            self.update_row(i, info)
+
+    def __len__(self) -> int:
+        return len(self.infos)
+
+    @property
+    def exact(self) -> bool:
+        """Whether every amount is small enough for exact array arithmetic."""
+        return not self._oversized
+
+    def update_row(self, row: int, info: NodeInfo) -> None:
+        """Refresh one row from its (new) NodeInfo."""
+        alloc, req, nonzero = info.allocatable, info.requested, info.non_zero_requested
+        values = (
+            alloc.milli_cpu,
+            alloc.memory,
+            alloc.ephemeral_storage,
+            alloc.allowed_pod_number,
+            req.milli_cpu,
+            req.memory,
+            req.ephemeral_storage,
+            nonzero.milli_cpu,
+            nonzero.memory,
+            *alloc.scalar.values(),
+            *req.scalar.values(),
+        )
+        if any(v >= EXACT_LIMIT or v <= -EXACT_LIMIT for v in values):
+            self._oversized.add(row)
+            return
+        self._oversized.discard(row)
+        self.alloc_cpu[row] = alloc.milli_cpu
+        self.alloc_memory[row] = alloc.memory
+        self.alloc_ephemeral[row] = alloc.ephemeral_storage
+        self.alloc_pods[row] = alloc.allowed_pod_number
+        self.req_cpu[row] = req.milli_cpu
+        self.req_memory[row] = req.memory
+        self.req_ephemeral[row] = req.ephemeral_storage
+        self.nonzero_cpu[row] = nonzero.milli_cpu
+        self.nonzero_memory[row] = nonzero.memory
+        self.pod_count[row] = len(info.pods)
+        for name, (alloc_col, req_col) in self._scalars.items():
+            alloc_col[row] = alloc.scalar.get(name, 0)
+            req_col[row] = req.scalar.get(name, 0)
+        node = info.node
+        self.unschedulable[row] = node.spec.unschedulable
+        effects = {t.effect for t in node.spec.taints}
+        self.hard_tainted[row] = not effects.isdisjoint(_HARD_EFFECTS)
+        self.soft_tainted[row] = _SOFT_EFFECT in effects
+        images = tuple(name for image in node.status.images for name in image.names)
+        if images != self._row_images[row]:
+            for name in self._row_images[row]:
+                holders = self._images.get(name)
+                if holders is not None:
+                    holders.discard(row)
+            for name in images:
+                self._images.setdefault(name, set()).add(row)
+            self._row_images[row] = images
+
+    def scalar(self, name: str) -> tuple[IntArray, IntArray]:
+        """(allocatable, requested) columns of an extended or hugepages resource."""
+        columns = self._scalars.get(name)
+        if columns is None:
+            alloc_col = np.fromiter(
+                (info.allocatable.scalar.get(name, 0) for info in self.infos),
+                dtype=np.int64,
+                count=len(self.infos),
+            )
+            req_col = np.fromiter(
+                (info.requested.scalar.get(name, 0) for info in self.infos),
+                dtype=np.int64,
+                count=len(self.infos),
+            )
+            columns = self._scalars[name] = (alloc_col, req_col)
+        return columns
+
+    def rows_with_images(self, names: Iterable[str]) -> list[int]:
+        """Rows whose node holds any of ``names``, in row order."""
+        rows: set[int] = set()
+        for name in names:
+            rows |= self._images.get(name, set())
+        return sorted(rows)
