@@ -1,0 +1,197 @@
+"""Batch forms must give exactly what the per-node plugins give.
+
+Random nodes (taints, cordons, images, missing and extended resources) and random pods
+(requests, tolerations, images, node names) are scheduled one by one; each pod's cycle
+runs three times on the same state: per node only, batch with full diagnosis, and batch
+as the hot path runs it (no statuses for a schedulable pod). Placements, every filter
+status, every plugin score, the totals and the rotating start index must agree. Placed pods
+stay on their nodes (and some leave again), so later pods meet fuller nodes.
+
+Set KSCHED_DIFFERENTIAL_PODS / KSCHED_DIFFERENTIAL_NODES for the full-size run
+(10 000 pods on 1 000 nodes).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from typing import Any
+
+import attrs
+import pytest
+
+from ksched import InMemoryCluster, Pod, Scheduler, parse_config
+from ksched._diagnosis import AttemptReport, FitError
+from ksched.framework import CycleState, Status
+from ksched.testing import make_node, make_pod
+
+PODS = int(os.environ.get("KSCHED_DIFFERENTIAL_PODS", "1500"))
+NODES = int(os.environ.get("KSCHED_DIFFERENTIAL_NODES", "150"))
+
+GPU = "example.com/gpu"
+IMAGES = {"app:v1": 300 << 20, "ml:v2": 900 << 20, "base:latest": 40 << 20, "db:v3": 600 << 20}
+
+CONFIGS: dict[str, dict[str, Any] | None] = {
+    "default": None,
+    "most-allocated": {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "profiles": [
+            {
+                "schedulerName": "default-scheduler",
+                "pluginConfig": [
+                    {
+                        "name": "NodeResourcesFit",
+                        "args": {
+                            "scoringStrategy": {
+                                "type": "MostAllocated",
+                                "resources": [
+                                    {"name": "cpu", "weight": 2},
+                                    {"name": "memory", "weight": 1},
+                                    {"name": GPU, "weight": 3},
+                                ],
+                            }
+                        },
+                    },
+                    {
+                        "name": "NodeResourcesBalancedAllocation",
+                        "args": {
+                            "resources": [
+                                {"name": "cpu", "weight": 1},
+                                {"name": "memory", "weight": 1},
+                                {"name": GPU, "weight": 1},
+                            ]
+                        },
+                    },
+                ],
+            }
+        ],
+    },
+}
+
+
+def random_node(rng: random.Random, i: int) -> Any:
+    resources: dict[str, str | int] = {
+        "cpu": rng.choice(["2", "4", "3500m", "8", "16", "64"]),
+        "pods": rng.choice([4, 10, 32, 110]),
+    }
+    if rng.random() > 0.03:  # a few nodes report no memory at all
+        resources["memory"] = rng.choice(["4Gi", "16Gi", "32Gi", "100Gi", "256Gi"])
+    if rng.random() < 0.3:
+        resources["ephemeral-storage"] = rng.choice(["10Gi", "100Gi"])
+    if rng.random() < 0.25:
+        resources[GPU] = rng.choice([0, 1, 4, 8])
+    node = make_node(f"node-{i}").resources(resources)
+    node = node.label("topology.kubernetes.io/zone", f"zone-{i % 3}")
+    roll = rng.random()
+    if roll < 0.08:
+        node = node.taint("dedicated", rng.choice(["ml", "db"]), "NoSchedule")
+    elif roll < 0.12:
+        node = node.taint("maintenance", "", "NoExecute")
+    if rng.random() < 0.15:
+        for _ in range(rng.randint(1, 2)):
+            node = node.taint(f"soft-{rng.randint(0, 2)}", "x", "PreferNoSchedule")
+    if rng.random() < 0.03:
+        node = node.unschedulable()
+    for image, size in IMAGES.items():
+        if rng.random() < 0.2:
+            node = node.image(image, size)
+    return node.obj()
+
+
+def random_pod(rng: random.Random, i: int, node_names: list[str]) -> Pod:
+    pod = make_pod(f"pod-{i}").uid(f"uid-{i}")
+    requests: dict[str, str | int] = {}
+    if rng.random() < 0.9:
+        requests["cpu"] = rng.choice(["100m", "250m", "500m", "1", "1500m", "3"])
+    if rng.random() < 0.85:
+        requests["memory"] = rng.choice(["64Mi", "500Mi", "1Gi", "4Gi", "12Gi"])
+    if rng.random() < 0.1:
+        requests["ephemeral-storage"] = rng.choice(["1Gi", "20Gi"])
+    if rng.random() < 0.1:
+        requests[GPU] = rng.choice([1, 2])
+    image = rng.choice([*IMAGES, "other:v9", ""])
+    pod = pod.container(requests=requests, image=image)
+    if rng.random() < 0.1:
+        pod = pod.toleration("dedicated", rng.choice(["ml", "db"]), "NoSchedule")
+    if rng.random() < 0.05:
+        pod = pod.toleration(operator="Exists")
+    if rng.random() < 0.1:
+        pod = pod.toleration("soft-1", "x", "PreferNoSchedule")
+    if rng.random() < 0.03:
+        pod = pod.toleration("node.kubernetes.io/unschedulable", "", "NoSchedule", "Exists")
+    if rng.random() < 0.01:
+        pod = pod.node(rng.choice(node_names))
+    return pod.obj()
+
+
+def _status(s: Status) -> tuple[Any, ...]:
+    return (s.code, s.reasons, s.plugin)
+
+
+def _outcome(found: Any) -> Any:
+    if isinstance(found, FitError):
+        return ("fit-error", found.message())
+    if isinstance(found, Status):
+        return ("status", _status(found))
+    return found
+
+
+async def _attempt(
+    scheduler: Scheduler, pod: Pod, *, batching: bool, report: AttemptReport | None
+) -> tuple[Any, int]:
+    fw = scheduler.frameworks["default-scheduler"]
+    fw.batching = batching
+    found = await scheduler._schedule_pod(fw, CycleState(), pod, report)
+    return _outcome(found), scheduler._next_start_node_index
+
+
+@pytest.mark.parametrize("config_name", sorted(CONFIGS))
+@pytest.mark.anyio
+async def test_batch_forms_equal_per_node_plugins(config_name: str, anyio_backend: str) -> None:
+    if anyio_backend != "asyncio":
+        pytest.skip("pure computation: one backend is enough")
+    rng = random.Random(7)
+    cluster = InMemoryCluster()
+    nodes = [random_node(rng, i) for i in range(NODES)]
+    for node in nodes:
+        cluster.apply(node)
+    scheduler = Scheduler(parse_config(CONFIGS[config_name]), cluster, seed=11)
+    node_names = [n.name for n in nodes]
+    placed: list[Pod] = []
+    scheduled = unschedulable = 0
+    for i in range(PODS):
+        pod = random_pod(rng, i, node_names)
+        scheduler.cache.update_snapshot(scheduler.snapshot)
+        start, rng_state = scheduler._next_start_node_index, scheduler.rng.getstate()
+
+        per_node = AttemptReport()
+        want = await _attempt(scheduler, pod, batching=False, report=per_node)
+        scheduler._next_start_node_index = start
+        scheduler.rng.setstate(rng_state)
+        batched = AttemptReport()
+        got = await _attempt(scheduler, pod, batching=True, report=batched)
+        assert got == want, pod.name
+        assert {k: _status(v) for k, v in batched.filter.items()} == {
+            k: _status(v) for k, v in per_node.filter.items()
+        }, pod.name
+        assert batched.evaluated == per_node.evaluated, pod.name
+        assert batched.scores == per_node.scores, pod.name
+        assert batched.totals == per_node.totals, pod.name
+        scheduler._next_start_node_index = start
+        scheduler.rng.setstate(rng_state)
+        assert await _attempt(scheduler, pod, batching=True, report=None) == want, pod.name
+
+        chosen = want[0]
+        if isinstance(chosen, str):
+            scheduled += 1
+            bound = attrs.evolve(pod, spec=attrs.evolve(pod.spec, node_name=chosen))
+            scheduler.cache.assume_pod(bound)
+            placed.append(bound)
+        else:
+            unschedulable += 1
+        if placed and rng.random() < 0.1:
+            scheduler.cache.forget_pod(placed.pop(rng.randrange(len(placed))))
+    # The run must have exercised both outcomes, with scoring.
+    assert scheduled > PODS // 3
+    assert unschedulable > 0
