@@ -199,6 +199,7 @@ class Scheduler:
         first = next(iter(self.frameworks.values()))
         self.queue = SchedulingQueue(
             less=first.less,
+            sort_key=first.sort_key,
             pre_enqueue=self._pre_enqueue,
             registrations=self._registrations,
             initial_backoff=self.config.pod_initial_backoff_seconds,

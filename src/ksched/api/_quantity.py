@@ -9,6 +9,7 @@ upstream's ``MilliValue()`` / ``Value()`` do.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from fractions import Fraction
@@ -74,6 +75,7 @@ def parse_quantity(text: str | int | float) -> Fraction:
     return -value if match["sign"] == "-" else value
 
 
+@functools.lru_cache(maxsize=4096, typed=True)
 def quantity_value(resource: str, text: str | int | float) -> int:
     """The integer the scheduler counts for ``resource``: millicores for cpu, else units.
 

@@ -35,7 +35,7 @@ from ._interfaces import (
 )
 from ._parallel import run_chunked
 from ._status import SUCCESS, Code, Status
-from ._table import BoolArray, IntArray, NodeTable
+from ._table import BoolArray, IntArray, NodeRows, NodeTable
 from ._types import NodeInfo, PodInfo
 from ._waiting import WaitingPod, WaitingPods
 
@@ -118,7 +118,7 @@ class FilterOutcome:
     nodes are filled in only when no node is feasible.
     """
 
-    feasible: list[NodeInfo]
+    feasible: Sequence[NodeInfo]
     statuses: NodeToStatus
     processed: int
     unschedulable_plugins: set[str]
@@ -195,6 +195,10 @@ class Framework:
         self._less: Callable[[QueuedPodInfo, QueuedPodInfo], bool] | None = (
             sorts[0].fn if sorts else None
         )
+        self.sort_key: Callable[[QueuedPodInfo], Any] | None = (
+            getattr(self.plugins[sorts[0].plugin], "sort_key", None) if sorts else None
+        )
+        """The QueueSort plugin's ``sort_key`` (``less(a, b)`` iff key(a) < key(b)), if any."""
         self._pre_filter = calls("preFilter", "pre_filter")
         self._pre_filter_ext: list[tuple[str, PreFilterExtensions]] = []
         for name in self.points.get("preFilter", ()):
@@ -643,7 +647,7 @@ class Framework:
                 rejecting.add(status.plugin)
         feasible_rows = order[feasible_pos]
         return FilterOutcome(
-            [infos[r] for r in feasible_rows.tolist()],
+            NodeRows(infos, feasible_rows),
             statuses,
             processed,
             rejecting,

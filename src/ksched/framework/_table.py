@@ -11,14 +11,15 @@ The snapshot keeps the table in step, row by row, as NodeInfos change.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from typing import overload
 
 import numpy as np
 import numpy.typing as npt
 
 from ._types import NodeInfo
 
-__all__ = ["BoolArray", "IntArray", "NodeTable"]
+__all__ = ["BoolArray", "IntArray", "NodeRows", "NodeTable"]
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -162,3 +163,30 @@ class NodeTable:
         for name in names:
             rows |= self._images.get(name, set())
         return sorted(rows)
+
+
+class NodeRows(Sequence[NodeInfo]):
+    """The NodeInfos of some table rows, looked up only when read (no list is built)."""
+
+    __slots__ = ("_infos", "rows")
+
+    def __init__(self, infos: Sequence[NodeInfo], rows: IntArray) -> None:
+        self._infos = infos
+        self.rows = rows
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    @overload
+    def __getitem__(self, index: int) -> NodeInfo: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> NodeRows: ...
+
+    def __getitem__(self, index: int | slice) -> NodeInfo | NodeRows:
+        if isinstance(index, slice):
+            return NodeRows(self._infos, self.rows[index])
+        return self._infos[int(self.rows[index])]
+
+    def __iter__(self) -> Iterator[NodeInfo]:
+        return map(self._infos.__getitem__, self.rows.tolist())

@@ -25,3 +25,7 @@ class PrioritySort:
     def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
         pa, pb = a.pod.priority, b.pod.priority
         return pa > pb or (pa == pb and a.timestamp < b.timestamp)
+
+    def sort_key(self, info: QueuedPodInfo) -> tuple[int, float]:
+        """The order of :meth:`less` as a key: higher priority, then earlier timestamp."""
+        return (-info.pod.priority, info.timestamp)

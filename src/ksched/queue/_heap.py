@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 __all__ = ["KeyedHeap"]
 
@@ -14,15 +14,34 @@ T = TypeVar("T")
 
 
 class KeyedHeap(Generic[T]):
-    """Items ordered by ``less``, at most one per key; update and delete in O(log n)."""
+    """Items ordered by ``less``, at most one per key; update and delete in O(log n).
 
-    __slots__ = ("_index", "_items", "_key", "_less")
+    With ``sort_key`` instead (``less(a, b)`` exactly when ``sort_key(a) < sort_key(b)``)
+    each item's sort key is computed once, when it is added, and compared directly.
+    """
 
-    def __init__(self, key: Callable[[T], str], less: Callable[[T, T], bool]) -> None:
+    __slots__ = ("_index", "_items", "_key", "_keys", "_less", "_sort_key")
+
+    def __init__(
+        self,
+        key: Callable[[T], str],
+        less: Callable[[T, T], bool] | None = None,
+        *,
+        sort_key: Callable[[T], Any] | None = None,
+    ) -> None:
+        if (less is None) == (sort_key is None):
+            raise TypeError("give exactly one of less and sort_key")
         self._key = key
-        self._less = less
+        self._sort_key = sort_key
+        self._keys: list[Any] = []
+        """Sort keys, parallel to ``_items`` (only with ``sort_key``)."""
+        self._less: Callable[[T, T], bool] = less if less is not None else self._compare_sort_keys
         self._items: list[T] = []
         self._index: dict[str, int] = {}
+
+    def _compare_sort_keys(self, a: T, b: T) -> bool:
+        assert self._sort_key is not None
+        return bool(self._sort_key(a) < self._sort_key(b))
 
     def __len__(self) -> int:
         return len(self._items)
@@ -41,12 +60,17 @@ class KeyedHeap(Generic[T]):
         """Insert ``item``, or replace the item with its key and restore the order."""
         key = self._key(item)
         i = self._index.get(key)
+        sort_key = self._sort_key
         if i is None:
             self._items.append(item)
             i = len(self._items) - 1
             self._index[key] = i
+            if sort_key is not None:
+                self._keys.append(sort_key(item))
         else:
             self._items[i] = item
+            if sort_key is not None:
+                self._keys[i] = sort_key(item)
         self._fix(i)
 
     def delete(self, key: str) -> T | None:
@@ -57,6 +81,11 @@ class KeyedHeap(Generic[T]):
         items = self._items
         item = items[i]
         last = items.pop()
+        if self._sort_key is not None:
+            keys = self._keys
+            last_key = keys.pop()
+            if i < len(keys):
+                keys[i] = last_key
         if i < len(items):
             items[i] = last
             self._index[self._key(last)] = i
@@ -74,8 +103,51 @@ class KeyedHeap(Generic[T]):
         return list(self._items)
 
     def _fix(self, i: int) -> None:
-        if not self._up(i):
+        if self._sort_key is not None:
+            if not self._up_keyed(i):
+                self._down_keyed(i)
+        elif not self._up(i):
             self._down(i)
+
+    def _up_keyed(self, i: int) -> bool:
+        items, keys, index, key = self._items, self._keys, self._index, self._key
+        item, item_key = items[i], keys[i]
+        moved = False
+        while i > 0:
+            parent = (i - 1) >> 1
+            if not item_key < keys[parent]:
+                break
+            above = items[parent]
+            items[i], keys[i] = above, keys[parent]
+            index[key(above)] = i
+            i = parent
+            moved = True
+        if moved:
+            items[i], keys[i] = item, item_key
+            index[key(item)] = i
+        return moved
+
+    def _down_keyed(self, i: int) -> None:
+        items, keys, index, key = self._items, self._keys, self._index, self._key
+        n = len(items)
+        item, item_key = items[i], keys[i]
+        start = i
+        while True:
+            child = 2 * i + 1
+            if child >= n:
+                break
+            right = child + 1
+            if right < n and keys[right] < keys[child]:
+                child = right
+            if not keys[child] < item_key:
+                break
+            below = items[child]
+            items[i], keys[i] = below, keys[child]
+            index[key(below)] = i
+            i = child
+        if i != start:
+            items[i], keys[i] = item, item_key
+            index[key(item)] = i
 
     def _up(self, i: int) -> bool:
         items, less, index, key = self._items, self._less, self._index, self._key

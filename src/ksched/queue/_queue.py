@@ -155,6 +155,7 @@ class SchedulingQueue:
         clock: Callable[[], float] = anyio.current_time,
         namespace_labels: Callable[[str], Mapping[str, str] | None] | None = None,
         pop_from_backoff_q: bool = True,
+        sort_key: Callable[[QueuedPod], Any] | None = None,
     ) -> None:
         self._less = less
         self._pre_enqueue = pre_enqueue
@@ -164,7 +165,12 @@ class SchedulingQueue:
         self._pop_from_backoff_q = pop_from_backoff_q
         self._max_in_unschedulable_ns = to_ns(max_in_unschedulable)
 
-        self._active: KeyedHeap[QueuedPod] = KeyedHeap(_uid, self._active_less)
+        # With the QueueSort plugin's sort key, activeQ compares precomputed keys.
+        self._active: KeyedHeap[QueuedPod] = (
+            KeyedHeap(_uid, self._active_less)
+            if sort_key is None
+            else KeyedHeap(_uid, sort_key=lambda qp: (sort_key(qp), qp.sequence))
+        )
         self._backoff = BackoffQueue(
             initial=initial_backoff,
             maximum=max_backoff,

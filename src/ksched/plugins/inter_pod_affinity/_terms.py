@@ -11,6 +11,7 @@ asks ``namespace_labels`` instead, once per namespace and term, with the same ou
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from typing import Final
 
 import attrs
 
@@ -126,6 +127,14 @@ def _first_error(terms: Sequence[PodAffinityTerm]) -> str | None:
     return None
 
 
+_NO_TERMS: Final = IncomingPod(
+    required_affinity=(),
+    required_anti_affinity=(),
+    preferred_affinity=(),
+    preferred_anti_affinity=(),
+)
+
+
 def parse_incoming(pod: Pod, lookup: NamespaceLabels) -> IncomingPod | str:
     """The pod's terms, or the message of why its selectors do not parse."""
     required: tuple[PodAffinityTerm, ...] = ()
@@ -133,6 +142,8 @@ def parse_incoming(pod: Pod, lookup: NamespaceLabels) -> IncomingPod | str:
     preferred: tuple[WeightedPodAffinityTerm, ...] = ()
     preferred_anti: tuple[WeightedPodAffinityTerm, ...] = ()
     affinity = pod.spec.affinity
+    if affinity is None or (affinity.pod_affinity is None and affinity.pod_anti_affinity is None):
+        return _NO_TERMS
     if affinity is not None:
         if affinity.pod_affinity is not None:
             required = affinity.pod_affinity.required
