@@ -1,0 +1,181 @@
+"""PreemptionBasic, in scheduler_perf's shape: nodes filled with low-priority pods, then
+high-priority pods that each must preempt, measured in pods/s.
+
+Upstream (test/integration/scheduler_perf, PreemptionBasic/500Nodes): 500 default nodes
+(4 cpu, 32Gi, 110 pods), 2000 init pods from pod-low-priority.yaml (900m cpu, 500Mi,
+priority 0), then 500 measured pods from pod-high-priority.yaml (3000m cpu, 500Mi,
+priority 10). Each node holds 4 low pods (3.6 of 4 cpu), so every measured pod evicts 3
+of them: one failed attempt that preempts and nominates, then one that binds.
+
+Reports throughput (overall and per 1 s window, as scheduler_perf), create-to-bind latency
+and scheduling attempt duration percentiles split by result (scheduled / unschedulable,
+as upstream's scheduling_attempt_duration_seconds), medians of ``--repeat`` runs.
+
+    python benchmarks/preemption_basic.py --nodes 500 --init-pods 2000 --pods 500
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+import ksched
+from ksched.testing import make_node, make_pod
+
+RESULTS = Path(__file__).parent / "results"
+
+
+def _percentile(values: list[float], q: float) -> float:
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def _low_pod(i: int) -> ksched.Pod:
+    return make_pod(f"low-{i}").req(cpu="900m", memory="500Mi").obj()
+
+
+def _high_pod(i: int) -> ksched.Pod:
+    return make_pod(f"high-{i}").priority(10).req(cpu="3000m", memory="500Mi").obj()
+
+
+async def run_once(nodes: int, init_pods: int, pods: int, seed: int) -> dict[str, Any]:
+    cluster = ksched.InMemoryCluster()
+    measuring = False
+    created: dict[str, float] = {}
+    create_to_bind: list[float] = []
+    bound_times: list[float] = []
+    init_bound = 0
+    preempted = 0
+    # Attempt durations, from the queue handing a pod out to the end of its cycle.
+    attempt_start: list[float] = [0.0]
+    attempt_pod: list[str] = [""]
+    failed_attempts: list[float] = []
+    scheduled_attempts: list[float] = []
+
+    def observe(event: ksched.SchedulingEvent) -> None:
+        nonlocal init_bound, preempted
+        now = time.perf_counter()
+        if event.kind == "Bound":
+            if not measuring:
+                init_bound += 1
+                return
+            bound_times.append(now)
+            start = created.pop(event.pod, None)
+            if start is not None:
+                create_to_bind.append(now - start)
+        elif event.kind == "Preempted" and measuring:
+            preempted += 1
+        elif event.kind == "Unschedulable" and measuring and event.pod == attempt_pod[0]:
+            failed_attempts.append(now - attempt_start[0])
+            attempt_pod[0] = ""
+
+    async with ksched.Scheduler.open(cluster=cluster, observer=observe, seed=seed) as scheduler:
+        queue = scheduler.queue
+        pop = queue.pop
+
+        async def timed_pop() -> Any:
+            # The loop is serial: asking for the next pod ends the previous attempt.
+            now = time.perf_counter()
+            if measuring and attempt_pod[0]:
+                scheduled_attempts.append(now - attempt_start[0])
+            qpi = await pop()
+            attempt_start[0] = time.perf_counter()
+            attempt_pod[0] = qpi.pod.key
+            return qpi
+
+        queue.pop = timed_pop  # type: ignore[method-assign]
+        for i in range(nodes):
+            cluster.apply(make_node(f"node-{i}").capacity(cpu="4", memory="32Gi", pods=110).obj())
+        for i in range(init_pods):
+            cluster.apply(_low_pod(i))
+        while init_bound < init_pods:
+            await anyio.sleep(0.01)
+        measuring = True
+        attempt_pod[0] = ""
+        start = time.perf_counter()
+        for i in range(pods):
+            created[f"default/high-{i}"] = time.perf_counter()
+            cluster.apply(_high_pod(i))
+        while len(bound_times) < pods:
+            await anyio.sleep(0.005)
+        elapsed = time.perf_counter() - start
+        await anyio.sleep(0)
+        assert scheduler.cache.pod_count == init_pods - preempted + pods
+    windows: dict[int, int] = {}
+    for t in bound_times:
+        windows[int(t - start)] = windows.get(int(t - start), 0) + 1
+    per_window = [float(v) for v in windows.values()]
+    ms = 1000.0
+    return {
+        "pods_per_second": pods / elapsed,
+        "window_p50": _percentile(per_window, 0.5),
+        "elapsed_s": elapsed,
+        "victims": preempted,
+        "attempts_unschedulable": len(failed_attempts),
+        "attempts_scheduled": len(scheduled_attempts),
+        "create_to_bind_p50_ms": _percentile(create_to_bind, 0.5) * ms,
+        "create_to_bind_p99_ms": _percentile(create_to_bind, 0.99) * ms,
+        "attempt_unschedulable_p50_ms": _percentile(failed_attempts, 0.5) * ms,
+        "attempt_unschedulable_p90_ms": _percentile(failed_attempts, 0.9) * ms,
+        "attempt_unschedulable_p99_ms": _percentile(failed_attempts, 0.99) * ms,
+        "attempt_scheduled_p50_ms": _percentile(scheduled_attempts, 0.5) * ms,
+        "attempt_scheduled_p90_ms": _percentile(scheduled_attempts, 0.9) * ms,
+        "attempt_scheduled_p99_ms": _percentile(scheduled_attempts, 0.99) * ms,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--nodes", type=int, default=500)
+    parser.add_argument("--init-pods", type=int, default=2000)
+    parser.add_argument("--pods", type=int, default=500)
+    parser.add_argument("--backend", choices=("asyncio", "trio"), default="asyncio")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument(
+        "--out", type=Path, default=None, help="default: results/preemption_basic_<nodes>.json"
+    )
+    args = parser.parse_args()
+    runs = [
+        anyio.run(run_once, args.nodes, args.init_pods, args.pods, i, backend=args.backend)
+        for i in range(args.repeat)
+    ]
+    result: dict[str, Any] = {
+        "workload": "PreemptionBasic",
+        "nodes": args.nodes,
+        "initPods": args.init_pods,
+        "measuredPods": args.pods,
+        "backend": args.backend,
+        "python": sys.version.split()[0],
+        "implementation": platform.python_implementation(),
+        "machine": platform.machine(),
+        "processor": platform.processor() or platform.machine(),
+        "cpus": os.cpu_count(),
+        "repeat": args.repeat,
+        "pods_per_second_median": statistics.median(r["pods_per_second"] for r in runs),
+        "pods_per_second_runs": [r["pods_per_second"] for r in runs],
+    }
+    for key in runs[0]:
+        if key != "pods_per_second":
+            result[f"{key}_median"] = statistics.median(r[key] for r in runs)
+    result["peak_rss_bytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    out = args.out or RESULTS / f"preemption_basic_{args.nodes}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2) + "\n")
+    json.dump(result, sys.stdout, indent=2)
+    sys.stdout.write("\n")
+
+
+if __name__ == "__main__":
+    main()
