@@ -5,10 +5,11 @@ STAMP := $(VENV)/.installed
 
 .PHONY: demo test lint typecheck unit bench clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml examples/plugins/pyproject.toml
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet -e examples/plugins
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -19,7 +20,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check src tests benchmarks examples
 
 typecheck: $(STAMP)
-	$(BIN)/mypy --strict src/ksched
+	$(BIN)/mypy --strict src/ksched examples/plugins/src/ksched_example_plugins
 
 unit: $(STAMP)
 	$(BIN)/pytest

@@ -3,6 +3,7 @@
 from ._diagnosis import AttemptReport as AttemptReport
 from ._diagnosis import FitError as FitError
 from ._diagnosis import SchedulingEvent as SchedulingEvent
+from ._discovery import plugin_registry as plugin_registry
 from ._errors import ConfigError as ConfigError
 from ._errors import KschedError as KschedError
 from ._errors import ManifestError as ManifestError
@@ -43,5 +44,6 @@ __all__ = [
     "load_config",
     "load_manifests",
     "parse_config",
+    "plugin_registry",
     "read_object",
 ]

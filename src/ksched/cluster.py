@@ -191,7 +191,9 @@ class InMemoryCluster:
         store[key] = obj
         self._notify(kind, old, obj)
         if isinstance(obj, Pod) and obj.spec.node_name:
-            self._bound_event(key).set()
+            waiters = self._bound.pop(key, None)  # only pods someone waits for have one
+            if waiters is not None:
+                waiters.set()
 
     def remove(self, kind: str, key: str) -> Any:
         """Delete an object and notify the listeners. Raises NotFoundError."""
@@ -275,7 +277,8 @@ class InMemoryCluster:
         if pod is not None and pod.spec.node_name:
             return pod
         with anyio.fail_after(timeout):
-            await self._bound_event(key).wait()
-        bound = self.get_pod(key)
-        assert bound is not None
-        return bound
+            while True:
+                await self._bound_event(key).wait()
+                bound = self.get_pod(key)
+                if bound is not None and bound.spec.node_name:
+                    return bound

@@ -39,6 +39,7 @@ from ._interfaces import SharedLister as SharedLister
 from ._normalize import default_normalize_score as default_normalize_score
 from ._normalize import default_normalize_scores as default_normalize_scores
 from ._normalize import trunc_div as trunc_div
+from ._plugin_args import parse_plugin_args as parse_plugin_args
 from ._status import Code as Code
 from ._status import Status as Status
 from ._table import BoolArray as BoolArray
@@ -105,5 +106,6 @@ __all__ = [
     "WeightedAffinityTerm",
     "default_normalize_score",
     "default_normalize_scores",
+    "parse_plugin_args",
     "trunc_div",
 ]
