@@ -170,6 +170,7 @@ class Scheduler:
         observer: Callable[[SchedulingEvent], None] | None = None,
         explain: bool = False,
         plugin_timeout: float = 30.0,
+        timings: bool = False,
     ) -> None:
         self.config = config or SchedulerConfig()
         self.cluster: Any = cluster if cluster is not None else InMemoryCluster()
@@ -181,6 +182,11 @@ class Scheduler:
         self.observer = observer
         self.explain = explain
         self.plugin_timeout = plugin_timeout
+        self.timings = timings
+        """Measure attempts: ``attempt_start`` on outcome events, seconds per extension point."""
+        self.extension_point_seconds: dict[str, float] = {}
+        self.attempt_seconds = 0.0
+        self._attempt_started: dict[str, float] = {}
         self._next_start_node_index = 0
         self._binding_tasks = 0
         self._closed = False
@@ -293,7 +299,21 @@ class Scheduler:
     def _registrations(self, pod: Pod) -> Mapping[str, Any]:
         return self._registrations_by_profile.get(pod.spec.scheduler_name, {})
 
+    def _spent(self, point: str, since: float) -> float:
+        """Add the time since ``since`` to ``point`` (with ``timings``); returns now."""
+        now = anyio.current_time()
+        seconds = self.extension_point_seconds
+        seconds[point] = seconds.get(point, 0.0) + now - since
+        return now
+
     def _emit(self, kind: str, pod: Pod, **details: Any) -> None:
+        if self.timings and kind in _ATTEMPT_OUTCOMES:
+            started = self._attempt_started
+            start = (
+                started.get(pod.uid) if kind == "WaitingOnPermit" else started.pop(pod.uid, None)
+            )
+            if start is not None:
+                details["attempt_start"] = start
         if self.observer is not None:
             self.observer(SchedulingEvent(kind, pod.key, anyio.current_time(), details))
 
@@ -395,6 +415,8 @@ class Scheduler:
         record = self.records.setdefault(pod.uid, PodRecord())
         record.attempts = qpi.attempts
         state = CycleState()
+        if self.timings:
+            started = self._attempt_started[pod.uid] = anyio.current_time()
         try:
             with anyio.fail_after(
                 self.plugin_timeout if fw.filters_async or fw.scores_async else math.inf
@@ -410,6 +432,8 @@ class Scheduler:
                     cancelled = Status(Code.ERROR, ("scheduling cycle cancelled",))
                     await self._handle_failure(fw, qpi, _Failure(cancelled, clear_nomination=True))
             raise
+        if self.timings:
+            self.attempt_seconds += anyio.current_time() - started
         if isinstance(result, _Failure):
             await self._handle_failure(fw, qpi, result)
             return
@@ -473,12 +497,17 @@ class Scheduler:
     async def _reserve_and_permit(
         self, fw: Framework, state: CycleState, pod: Pod, assumed: Pod, node_name: str
     ) -> _Failure | tuple[Pod, str, WaitingPod | None]:
+        t = anyio.current_time() if self.timings else 0.0
         status = await fw.run_reserve(state, assumed, node_name)
+        if self.timings:
+            t = self._spent("Reserve", t)
         if not status.is_success:
             await fw.run_unreserve(state, assumed, node_name)
             self.cache.forget_pod(assumed)
             return self._single_node_failure(pod, node_name, status)
         status, waiting = await fw.run_permit(state, assumed, node_name, anyio.current_time())
+        if self.timings:
+            self._spent("Permit", t)
         if status.code is not Code.WAIT and not status.is_success:
             await fw.run_unreserve(state, assumed, node_name)
             self.cache.forget_pod(assumed)
@@ -501,7 +530,11 @@ class Scheduler:
     ) -> str | FitError | Status:
         """Find a node: PreFilter, Filter, PreScore, Score, select. # schedule_one.go schedulePod"""
         all_nodes = self.snapshot.list()
+        timings = self.timings
+        t = anyio.current_time() if timings else 0.0
         pre_result, status, rejectors = await fw.run_pre_filter(state, pod, all_nodes)
+        if timings:
+            t = self._spent("PreFilter", t)
         if report is not None:
             report.pre_filter = status
         if not status.is_success:
@@ -560,6 +593,8 @@ class Scheduler:
             table=self.snapshot.table,
             need_statuses=report is not None,
         )
+        if timings:
+            t = self._spent("Filter", t)
         if all_nodes:
             self._next_start_node_index = (self._next_start_node_index + outcome.processed) % len(
                 all_nodes
@@ -593,6 +628,8 @@ class Scheduler:
                 report.selected = choice
             return choice
         status = await fw.run_pre_score(state, pod, feasible)
+        if timings:
+            t = self._spent("PreScore", t)
         if not status.is_success:
             return status
         scores = await fw.run_score(
@@ -601,6 +638,8 @@ class Scheduler:
         if scores.error is not None:
             return scores.error
         best = self._select_host(feasible, scores.total)
+        if timings:
+            self._spent("Score", t)
         if report is not None:
             report.scores = scores.plugin_scores
             report.totals = scores.totals
@@ -696,11 +735,16 @@ class Scheduler:
                         await self._binding_failed(fw, state, qpi, assumed, node_name, status, None)
                     return
                 self._emit("PermitAllowed", assumed, node=node_name)
+            t = anyio.current_time() if self.timings else 0.0
             with anyio.fail_after(self.plugin_timeout):
                 status = await fw.run_pre_bind(state, assumed, node_name)
+                if self.timings:
+                    t = self._spent("PreBind", t)
                 if status.is_success:
                     status = await fw.run_bind(state, assumed, node_name)
                     self.cache.finish_binding(assumed)
+                    if self.timings:
+                        t = self._spent("Bind", t)
             if not status.is_success:
                 if status.code is Code.SKIP:
                     status = Status(Code.ERROR, ("no bind plugin bound the pod",))
@@ -709,6 +753,8 @@ class Scheduler:
             self.queue.done(assumed.uid)
             self._emit("Bound", assumed, node=node_name)
             await fw.run_post_bind(state, assumed, node_name)
+            if self.timings:
+                self._spent("PostBind", t)
         except BaseException as exc:
             with anyio.CancelScope(shield=True):
                 message = (
@@ -752,6 +798,9 @@ class Scheduler:
             else:
                 self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, assumed, None)
                 await self._handle_failure(fw, qpi, _Failure(status, clear_nomination=True))
+
+
+_ATTEMPT_OUTCOMES = frozenset({"Bound", "Unschedulable", "SchedulerError", "WaitingOnPermit"})
 
 
 def _is_cancel(exc: BaseException) -> bool:

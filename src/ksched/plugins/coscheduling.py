@@ -9,7 +9,9 @@ that fits nowhere rejects its waiting siblings at once, so their reservations fr
 Beyond upstream: a group that keeps failing without ever reaching quorum (each failed
 attempt re-activating the others, which fail again) is backed off after
 ``LIVELOCK_FAILURES`` such attempts even when ``podGroupBackoffSeconds`` is 0, so it parks in
-the unschedulable pool instead of spinning; :meth:`Coscheduling.group_statuses` says why.
+the unschedulable pool instead of spinning; :meth:`Coscheduling.group_statuses` says why. A
+bound pod leaving or a node coming or changing ends such a backoff at once, so the group is
+placed as soon as room appears.
 """
 
 from __future__ import annotations
@@ -143,7 +145,11 @@ class _Group:
     """A member reached Permit since the last failure (one failed attempt counts once)."""
     failures: int = 0
     """Failed attempts in a row since the group last reached quorum."""
+    quorum_gap: int = 0
+    """minMember minus the assigned members, as of the last Permit."""
     guarded: bool = False
+    """Parked by the livelock guard: the next cluster change that may make room
+    (:meth:`Coscheduling._room_appeared`) ends the backoff and re-activates the members."""
 
 
 def group_label(pod: Pod) -> str:
@@ -187,6 +193,10 @@ class Coscheduling:
     # ---- informer side ----------------------------------------------------------------
 
     def _on_change(self, kind: str, old: Any, new: Any) -> None:
+        if kind == "Node":
+            if new is not None and (old is None or _node_changed(old, new)):
+                self._room_appeared()
+            return
         if kind != "Pod":
             return
         if old is not None:
@@ -200,12 +210,34 @@ class Coscheduling:
                 if new is None and old.spec.node_name:
                     # A bound member was deleted: it no longer counts (core.go DeleteFunc).
                     self._unassign(full, old.name)
+            if new is None and old.spec.node_name:
+                self._room_appeared()
         if new is not None:
             full = group_full_name(new)
             if full:
                 self._members.setdefault(full, {})[new.name] = new
                 if old is None and new.spec.node_name:
                     self._group(full).assigned.add(new.name)  # core.go AddPodFactory
+
+    def _room_appeared(self) -> None:
+        """A bound pod left, or a node came or changed: each group parked by the livelock
+        guard gets one more attempt now.
+
+        Its members rest in the unschedulable pool, last turned away by this plugin's
+        PreFilter, and no event they wait for would move them; without this they would wait
+        for the pool's periodic flush. A group that fails again is parked again at once
+        (its failure count stays), so only real cluster changes buy attempts.
+        """
+        wake: list[Pod] = []
+        for full_name, gstate in self._groups.items():
+            if not gstate.guarded:
+                continue
+            gstate.guarded = False
+            gstate.backoff_until = None
+            members = self._members.get(full_name, {})
+            wake.extend(p for p in members.values() if not p.spec.node_name)
+        if wake:
+            self._handle.activate(wake)
 
     def _group(self, full_name: str) -> _Group:
         group = self._groups.get(full_name)
@@ -253,11 +285,28 @@ class Coscheduling:
             return fallback
         return group.metadata.creation_timestamp
 
+    def _in_progress(self, pod: Pod) -> bool:
+        """Members of the pod's group hold nodes at Permit, below quorum."""
+        label = group_label(pod)
+        if not label:
+            return False
+        state = self._groups.get(f"{pod.namespace}/{label}")
+        return state is not None and state.attempt_open and state.quorum_gap > 0
+
     def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
-        """Higher priority, then earlier group (or pod) time, then namespace/name."""
+        """Higher priority, then a group whose members wait at Permit, then earlier group
+        (or pod) time, then namespace/name.
+
+        Beyond upstream: the siblings that the first waiting member activates go before
+        other pods of their priority, so the group's attempt is one pass and its
+        reservations are not held while unrelated pods are scheduled.
+        """
         pa, pb = a.pod.priority, b.pod.priority
         if pa != pb:
             return pa > pb
+        ia, ib = self._in_progress(a.pod), self._in_progress(b.pod)
+        if ia != ib:
+            return ia
         ta, tb = self._creation_time(a), self._creation_time(b)
         if ta == tb:
             return f"{a.pod.namespace}/{a.pod.name}" < f"{b.pod.namespace}/{b.pod.name}"
@@ -356,13 +405,14 @@ class Coscheduling:
         gstate.permitted_until = None
         gstate.last_failed = now
         gstate.last_failure = message
-        if not gstate.attempt_open:
-            return
-        gstate.attempt_open = False
-        gstate.failures += 1
-        if self._backoff is None and gstate.failures >= LIVELOCK_FAILURES:
-            gstate.backoff_until = now + LIVELOCK_BACKOFF_SECONDS
-            gstate.guarded = True
+        if gstate.attempt_open:
+            gstate.attempt_open = False
+            gstate.failures += 1
+            if self._backoff is None and gstate.failures >= LIVELOCK_FAILURES:
+                gstate.backoff_until = now + LIVELOCK_BACKOFF_SECONDS
+                gstate.guarded = True
+        if gstate.guarded:
+            # Members turned away while parked keep the reason in the report.
             gstate.last_failure = (
                 f"{message}; PodGroup {full_name} failed {gstate.failures} attempts in a row "
                 f"without reaching quorum, backed off for {LIVELOCK_BACKOFF_SECONDS:g}s"
@@ -393,6 +443,7 @@ class Coscheduling:
         gstate = self._group(full_name)
         gstate.attempt_open = True
         gstate.assigned.add(pod.name)
+        gstate.quorum_gap = group.min_member - len(gstate.assigned)
         if len(gstate.assigned) >= group.min_member:
             gstate.last_failed = None
             gstate.failures = 0
@@ -484,6 +535,16 @@ class Coscheduling:
                 "lastFailure": last_failure,
             }
         return out
+
+
+def _node_changed(old: Any, new: Any) -> bool:
+    """Whether a node update may make room: allocatable, labels, taints or cordon."""
+    return bool(
+        dict(old.status.allocatable) != dict(new.status.allocatable)
+        or dict(old.labels) != dict(new.labels)
+        or old.spec.taints != new.spec.taints
+        or old.spec.unschedulable != new.spec.unschedulable
+    )
 
 
 def wait_time(group: PodGroup | None, schedule_timeout: float) -> float:

@@ -431,6 +431,11 @@ class SchedulingQueue:
         activated = False
         for pod in pods:
             uid = pod.uid
+            queued = self._active.get(uid)
+            if queued is not None:
+                # QueueSort may order it differently now (a waiting gang's siblings go first).
+                self._active.add_or_update(queued)
+                continue
             entry = self._unschedulable.get(uid)
             from_backoff = False
             if entry is None:

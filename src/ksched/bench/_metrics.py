@@ -1,0 +1,221 @@
+"""What a run measures: binds over time, attempt latencies, throughput windows, peak RSS.
+
+# test/integration/scheduler_perf/util.go throughputCollector (run, collect)
+The collector is the scheduler's observer: one call per event, a few dict operations, no
+polling. Throughput is computed afterwards from the bind timestamps with upstream's
+sampling rule: a tick every second from the start of the measured op; the first tick that
+sees a scheduled pod only sets the baseline; a tick with no new pod is skipped and the next
+sample is repeated for the skipped ticks; percentiles are ``sorted[ceil(n*p/100)-1]``.
+"""
+
+from __future__ import annotations
+
+import math
+import resource
+import sys
+from collections.abc import Sequence
+
+import anyio
+import attrs
+
+from .._diagnosis import SchedulingEvent
+
+__all__ = [
+    "Collector",
+    "Throughput",
+    "peak_rss_bytes",
+    "percentile",
+    "throughput_samples",
+]
+
+SAMPLE_INTERVAL = 1.0
+"""throughputSampleInterval."""
+
+_OUTCOMES = frozenset({"Bound", "Unschedulable", "SchedulerError", "WaitingOnPermit"})
+
+
+def percentile(sorted_values: Sequence[float], p: float) -> float:
+    """Upstream's percentile of an ascending list: ``values[ceil(n*p/100)-1]``."""
+    if not sorted_values:
+        return 0.0
+    n = len(sorted_values)
+    return sorted_values[max(0, math.ceil(n * p / 100) - 1)]
+
+
+def throughput_samples(
+    bind_times: Sequence[float], start: float, end: float, interval: float = SAMPLE_INTERVAL
+) -> list[float]:
+    """Pods/s samples as upstream's collector would take them between ``start`` and ``end``.
+
+    ``bind_times`` ascending. Ticks at ``start + k*interval`` up to ``end``.
+    """
+    samples: list[float] = []
+    last_count = 0
+    last_time = start
+    started = False
+    skipped = 0
+    i = 0
+    n = len(bind_times)
+    tick = start + interval
+    while tick <= end + 1e-9:
+        while i < n and bind_times[i] <= tick:
+            i += 1
+        scheduled = i
+        if scheduled > 0:
+            if not started:
+                started = True
+                last_count, last_time = scheduled, tick
+            elif scheduled == last_count:
+                skipped += 1
+            else:
+                rate = (scheduled - last_count) / (tick - last_time)
+                samples.extend([rate] * (skipped + 1))
+                last_count, last_time, skipped = scheduled, tick, 0
+        tick += interval
+    return samples
+
+
+@attrs.frozen(kw_only=True)
+class Throughput:
+    """SchedulingThroughput: average and percentiles of the 1 s samples, in pods/s.
+
+    ``samples`` 0 means the measured phase was shorter than two sample intervals; the
+    figures are then the overall rate (measured pods / measured time) so short runs still
+    report a number.
+    """
+
+    average: float
+    perc50: float
+    perc90: float
+    perc95: float
+    perc99: float
+    samples: int
+
+    @classmethod
+    def of(cls, bind_times: Sequence[float], start: float, end: float) -> Throughput:
+        samples = sorted(throughput_samples(bind_times, start, end))
+        if not samples:
+            elapsed = (bind_times[-1] - start) if bind_times else 0.0
+            rate = len(bind_times) / elapsed if elapsed > 0 else 0.0
+            return cls(average=rate, perc50=rate, perc90=rate, perc95=rate, perc99=rate, samples=0)
+        return cls(
+            average=math.fsum(samples) / len(samples),
+            perc50=percentile(samples, 50),
+            perc90=percentile(samples, 90),
+            perc95=percentile(samples, 95),
+            perc99=percentile(samples, 99),
+            samples=len(samples),
+        )
+
+
+def peak_rss_bytes() -> int:
+    """The process's peak resident set size (``ru_maxrss``: KiB on Linux, bytes on macOS)."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return int(peak if sys.platform == "darwin" else peak * 1024)
+
+
+class Collector:
+    """The scheduler observer of a run: counts binds per namespace, times attempts.
+
+    Attempt latency: when an outcome event carries ``details["attempt_start"]`` (the
+    loop-clock time its scheduling attempt began), latency is ``event.time - attempt_start``.
+    Otherwise it is estimated from the serial loop: while the measured pods queue up, the
+    gap between two consecutive attempt outcomes is the later attempt's duration.
+    ``latency_estimated`` says which was used.
+    """
+
+    def __init__(self) -> None:
+        self.bound: dict[str, int] = {}
+        self.unschedulable: dict[str, set[str]] = {}
+        self.measured_ns: str | None = None
+        self.measured_start = 0.0
+        self.bind_times: list[float] = []
+        self.latencies: list[float] = []
+        self.latency_estimated = False
+        self.attempts = 0
+        self._last_outcome: float | None = None
+        self._waiting: set[str] = set()
+        self._waiters: list[tuple[str, int, bool, anyio.Event]] = []
+
+    # ---- observer -----------------------------------------------------------------
+
+    def __call__(self, event: SchedulingEvent) -> None:
+        kind = event.kind
+        if kind not in _OUTCOMES:
+            return
+        key = event.pod
+        ns = key.partition("/")[0]
+        if kind == "Bound":
+            self.bound[ns] = self.bound.get(ns, 0) + 1
+            pending = self.unschedulable.get(ns)
+            if pending:
+                pending.discard(key)
+            if ns == self.measured_ns:
+                self.bind_times.append(event.time)
+            if self._waiters:
+                self._wake(ns)
+            if key in self._waiting:
+                # Its attempt ended at WaitingOnPermit; the bind is the gang's release.
+                self._waiting.discard(key)
+                return
+        elif kind == "WaitingOnPermit":
+            self._waiting.add(key)
+        else:
+            self.unschedulable.setdefault(ns, set()).add(key)
+            if self._waiters:
+                self._wake(ns)
+        if self.measured_ns is None:
+            return
+        self.attempts += 1
+        start = event.details.get("attempt_start")
+        if start is not None:
+            self.latencies.append(event.time - start)
+        else:
+            self.latency_estimated = True
+            last = self._last_outcome
+            if last is not None:
+                self.latencies.append(event.time - last)
+            self._last_outcome = event.time
+
+    # ---- phases -------------------------------------------------------------------
+
+    def start_measuring(self, namespace: str) -> None:
+        """Begin the measured phase for pods created in ``namespace`` from now on."""
+        self.measured_ns = namespace
+        self.measured_start = anyio.current_time()
+        self._last_outcome = self.measured_start
+        self.bind_times.clear()
+        self.latencies.clear()
+        self.attempts = 0
+        self.latency_estimated = False
+
+    def stop_measuring(self) -> float:
+        """End the measured phase; returns its end time."""
+        self.measured_ns = None
+        self._last_outcome = None
+        return anyio.current_time()
+
+    def attempted(self, namespace: str) -> int:
+        return self.bound.get(namespace, 0) + len(self.unschedulable.get(namespace, ()))
+
+    async def wait_for(self, namespace: str, count: int, *, attempted: bool = False) -> None:
+        """Until ``count`` pods of ``namespace`` are bound (or attempted, when ``attempted``)."""
+        if self._reached(namespace, count, attempted):
+            return
+        event = anyio.Event()
+        self._waiters.append((namespace, count, attempted, event))
+        await event.wait()
+
+    def _reached(self, namespace: str, count: int, attempted: bool) -> bool:
+        have = self.attempted(namespace) if attempted else self.bound.get(namespace, 0)
+        return have >= count
+
+    def _wake(self, namespace: str) -> None:
+        keep: list[tuple[str, int, bool, anyio.Event]] = []
+        for waiter in self._waiters:
+            ns, count, attempted, event = waiter
+            if ns == namespace and self._reached(ns, count, attempted):
+                event.set()
+            else:
+                keep.append(waiter)
+        self._waiters = keep

@@ -1,0 +1,396 @@
+"""Running a planned workload against a Scheduler on an InMemoryCluster.
+
+# test/integration/scheduler_perf/scheduler_perf.go runWorkload / WorkloadExecutor.runOp,
+# test/integration/framework/perf_utils.go IntegrationTestNodePreparer.PrepareNodes
+Objects are built before their op runs (templates parsed once, then copied with a new
+name), so the measured phase pays only for the cluster writes and the scheduling. Binds are
+counted by the scheduler's observer; waits are events, never polling.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import uuid
+from collections.abc import Mapping
+from typing import Any, TypeVar
+
+import anyio
+import anyio.abc
+import anyio.lowlevel
+import attrs
+
+from ..api import KubeObject, Namespace, Node, Pod, read_object
+from ..cluster import InMemoryCluster, object_key
+from ..config import SchedulerConfig, load_config
+from ..scheduler import Scheduler
+from ._errors import WorkloadError
+from ._metrics import Collector, Throughput, peak_rss_bytes, percentile
+from ._template import ObjectTemplate
+from ._workload import (
+    DEFAULT_NODE,
+    DEFAULT_POD,
+    Barrier,
+    Churn,
+    CreateAny,
+    CreateNamespaces,
+    CreateNodes,
+    CreatePods,
+    Plan,
+    Sleep,
+)
+
+__all__ = ["BACKENDS", "RunResult", "run", "run_plan"]
+
+BACKENDS = ("asyncio", "trio", "uvloop")
+T = TypeVar("T")
+HOSTNAME_LABEL = "kubernetes.io/hostname"
+POD_GROUP_API = "scheduling.x-k8s.io/v1alpha1"
+CREATE_CHUNK = 512
+"""Pods written per batch before the creator yields to the scheduler."""
+OP_TIMEOUT = 600.0
+"""Upstream's waitUntilPodsScheduledInNamespace gives up after 10 minutes."""
+
+
+@attrs.frozen(kw_only=True)
+class RunResult:
+    """The measurements of one run of one workload."""
+
+    test_case: str
+    workload: str
+    nodes: int
+    measured_pods: int
+    throughput: Throughput
+    latency_p50: float
+    latency_p90: float
+    latency_p99: float
+    latency_estimated: bool
+    attempts: int
+    measured_seconds: float
+    peak_rss_bytes: int
+    threshold: float | None
+    backend: str
+    notes: tuple[str, ...] = ()
+    extension_points: Mapping[str, float] | None = None
+    """Seconds per extension point in the measured phase (None: the engine does not say)."""
+
+
+def _kind(obj: KubeObject) -> str:
+    return type(obj).__name__
+
+
+class _Runner:
+    def __init__(self, plan: Plan, cluster: InMemoryCluster, collector: Collector) -> None:
+        self.plan = plan
+        self.cluster = cluster
+        self.collector = collector
+        self.params = dict(plan.workload.params)
+        self.namespaces: set[str] = set()
+        self.expected: dict[str, int] = {}
+        self.node_serial = 0
+        self.pod_serial = 0
+        self.measured: tuple[float, float, list[float], list[float], int, bool] | None = None
+        self.scheduler: Scheduler | None = None
+        self.extension_points: dict[str, float] | None = None
+        self.where = f"{plan.test_case.name}/{plan.workload.name}"
+
+    def env(self, index: int, count: int) -> dict[str, Any]:
+        return {**self.params, "Index": index, "Count": count}
+
+    def ensure_namespace(self, name: str) -> None:
+        if name and name not in self.namespaces:
+            self.namespaces.add(name)
+            if self.cluster.get("Namespace", name) is None:
+                self.cluster.apply(Namespace(name=name))
+
+    # ---- object building ----------------------------------------------------------
+
+    def build_nodes(self, op: CreateNodes) -> list[Node]:
+        template = op.template
+        prefix = f"node-{op.index}-"
+        base: Node | None = None
+        if template is None:
+            base = _as(read_object({**DEFAULT_NODE, "metadata": {"name": "base"}}), Node)
+        elif template.static:
+            prefix = template.generate_name or prefix
+            base = _as(template.build({}, name="base", namespace=None), Node)
+        nodes: list[Node] = []
+        for i in range(op.count):
+            n = self.node_serial
+            self.node_serial += 1
+            if base is None:
+                assert template is not None
+                node = _as(template.build(self.env(i, op.count), f"{prefix}{n}", None), Node)
+            else:
+                node = base
+            name = f"{prefix}{n}" if base is not None and base.name == "base" else node.name
+            labels = dict(node.labels)
+            labels[HOSTNAME_LABEL] = name
+            if op.label_key:
+                labels[op.label_key] = op.label_values[i % len(op.label_values)]
+            if op.unique_label_key:
+                labels[op.unique_label_key] = str(uuid.UUID(int=n + 1))
+            meta = attrs.evolve(node.metadata, name=name, labels=labels)
+            nodes.append(attrs.evolve(node, metadata=meta))
+        return nodes
+
+    def build_pods(self, op: CreatePods) -> list[Pod]:
+        template = op.template
+        ns = op.namespace
+        if template is None:
+            base: Pod | None = _as(read_object(_named(DEFAULT_POD, "base", ns)), Pod)
+            prefix = "pod-"
+        elif template.static:
+            prefix = template.generate_name or "pod-"
+            base = _as(template.build({}, name="base", namespace=ns), Pod)
+            if base.name != "base":
+                raise WorkloadError(
+                    f"{self.where}: op {op.index}: {template.path}: a pod template for "
+                    f"{op.count} pods needs generateName, not a fixed name"
+                )
+        else:
+            base = None
+            prefix = "pod-"
+        pods: list[Pod] = []
+        for i in range(op.count):
+            serial = self.pod_serial
+            self.pod_serial += 1
+            if base is None:
+                assert template is not None
+                env = self.env(i, op.count)
+                raw_meta = template.data(env).get("metadata") or {}
+                name = f"{raw_meta.get('generateName') or prefix}{serial}"
+                pods.append(_as(template.build(env, name, ns), Pod))
+            else:
+                meta = attrs.evolve(base.metadata, name=f"{prefix}{serial}", namespace=ns)
+                pods.append(attrs.evolve(base, metadata=meta))
+        return pods
+
+    def build_any(self, template: ObjectTemplate, env: dict[str, Any], ns: str) -> KubeObject:
+        data = template.data(env)
+        meta = data.get("metadata") or {}
+        name = meta.get("name") or f"{meta.get('generateName') or 'object-'}{self.pod_serial}"
+        self.pod_serial += 1
+        if data.get("kind") == "PodGroup" and data.get("apiVersion") != POD_GROUP_API:
+            raise WorkloadError(
+                f"{template.path}: PodGroup {data.get('apiVersion')} is not supported: "
+                f"ksched's Coscheduling reads {POD_GROUP_API} PodGroups"
+            )
+        obj = template.build(env, str(name), ns or None)
+        if isinstance(obj, Node):
+            labels = {**obj.labels, HOSTNAME_LABEL: obj.name}
+            obj = attrs.evolve(obj, metadata=attrs.evolve(obj.metadata, labels=labels))
+        return obj
+
+    # ---- ops ----------------------------------------------------------------------
+
+    async def run(self, tg: anyio.abc.TaskGroup) -> None:
+        for op in self.plan.ops:
+            if isinstance(op, CreateNodes):
+                for node in self.build_nodes(op):
+                    self.cluster.apply(node)
+            elif isinstance(op, CreateNamespaces):
+                self.create_namespaces(op)
+            elif isinstance(op, CreatePods):
+                await self.create_pods(op)
+            elif isinstance(op, CreateAny):
+                self.ensure_namespace(op.namespace)
+                for i in range(op.count):
+                    self.cluster.apply(
+                        self.build_any(op.template, self.env(i, op.count), op.namespace)
+                    )
+            elif isinstance(op, Barrier):
+                await self.barrier(op)
+            elif isinstance(op, Sleep):
+                await anyio.sleep(op.seconds)
+            elif isinstance(op, Churn):
+                self.ensure_namespace(op.namespace)
+                tg.start_soon(self.churn, op)
+            await anyio.lowlevel.checkpoint()
+
+    def create_namespaces(self, op: CreateNamespaces) -> None:
+        for i in range(op.count):
+            name = f"{op.prefix}-{i}"
+            labels: dict[str, str] = {}
+            if op.template is not None:
+                ns = op.template.build(self.env(i, op.count), name, None)
+                if not isinstance(ns, Namespace):
+                    raise WorkloadError(f"{op.template.path}: expected a Namespace")
+                labels = dict(ns.labels)
+            self.namespaces.add(name)
+            self.cluster.apply(Namespace(name=name, labels=labels))
+
+    async def create_pods(self, op: CreatePods) -> None:
+        ns = op.namespace
+        self.ensure_namespace(ns)
+        pods = self.build_pods(op)
+        before = self.collector.bound.get(ns, 0)
+        if op.collect_metrics:
+            self.collector.start_measuring(ns)
+            if self.scheduler is not None:
+                self.scheduler.extension_point_seconds.clear()
+                self.scheduler.attempt_seconds = 0.0
+        apply = self.cluster.apply
+        for start in range(0, len(pods), CREATE_CHUNK):
+            for pod in pods[start : start + CREATE_CHUNK]:
+                apply(pod)
+            await anyio.lowlevel.checkpoint()
+        if op.skip_wait:
+            self.expected[ns] = self.expected.get(ns, 0) + op.count
+            return
+        target = before + op.count
+        with anyio.move_on_after(OP_TIMEOUT) as scope:
+            await self.collector.wait_for(ns, target)
+        if scope.cancelled_caught:
+            got = self.collector.bound.get(ns, 0) - before
+            raise WorkloadError(
+                f"{self.where}: op {op.index}: timed out after {OP_TIMEOUT:g}s with "
+                f"{got}/{op.count} pods scheduled in namespace {ns}"
+            )
+        if op.collect_metrics:
+            c = self.collector
+            start_time = c.measured_start
+            end = c.stop_measuring()
+            if self.scheduler is not None:
+                self.extension_points = _extension_points(self.scheduler)
+            self.measured = (
+                start_time,
+                end,
+                list(c.bind_times),
+                list(c.latencies),
+                c.attempts,
+                c.latency_estimated,
+            )
+
+    async def barrier(self, op: Barrier) -> None:
+        namespaces = list(op.namespaces) or list(self.expected)
+        for ns in namespaces:
+            if ns not in self.namespaces:
+                raise WorkloadError(f"{self.where}: op {op.index}: unknown namespace {ns}")
+            want = self.expected.get(ns, 0)
+            with anyio.move_on_after(OP_TIMEOUT) as scope:
+                await self.collector.wait_for(ns, want, attempted=op.stage == "Attempted")
+            if scope.cancelled_caught:
+                raise WorkloadError(
+                    f"{self.where}: op {op.index}: timed out waiting for {want} pods of "
+                    f"namespace {ns} to be {op.stage.lower()}"
+                )
+            if op.stage == "Scheduled":
+                self.expected.pop(ns, None)
+
+    async def churn(self, op: Churn) -> None:
+        """Create (or create then delete, in ``recreate`` mode) objects every interval."""
+        slots: list[list[tuple[str, str] | None]] = [
+            [None] * max(op.number, 1) for _ in op.templates
+        ]
+        count = 0
+        limit = op.number if op.mode == "create" and op.number else None
+        while limit is None or count < limit:
+            await anyio.sleep(op.interval)
+            for t, template in enumerate(op.templates):
+                if op.mode == "create":
+                    obj = self.build_any(template, self.env(count, 0), op.namespace)
+                    self.cluster.apply(obj)
+                    continue
+                slot = count % op.number
+                held = slots[t][slot]
+                if held is not None:
+                    kind, key = held
+                    if self.cluster.get(kind, key) is not None:
+                        self.cluster.remove(kind, key)
+                    slots[t][slot] = None
+                else:
+                    obj = self.build_any(template, self.env(count, 0), op.namespace)
+                    self.cluster.apply(obj)
+                    slots[t][slot] = (_kind(obj), object_key(obj))
+            count += 1
+
+
+def _named(data: Mapping[str, Any], name: str, namespace: str | None) -> dict[str, Any]:
+    meta = dict(data.get("metadata") or {})
+    meta["name"] = name
+    if namespace is not None:
+        meta["namespace"] = namespace
+    return {**data, "metadata": meta}
+
+
+def _as(obj: object, kind: type[T]) -> T:
+    if not isinstance(obj, kind):
+        raise WorkloadError(f"expected a {kind.__name__}, got {type(obj).__name__}")
+    return obj
+
+
+def _config(plan: Plan) -> SchedulerConfig | None:
+    path = plan.test_case.scheduler_config
+    if path is None:
+        return None
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise WorkloadError(f"schedulerConfigPath {path}: {exc.strerror or exc}") from exc
+    return load_config(text, source=str(path))
+
+
+_CYCLE_POINTS = ("PreFilter", "Filter", "PreScore", "Score", "Reserve", "Permit")
+
+
+def _extension_points(scheduler: Scheduler) -> dict[str, float]:
+    """Seconds per extension point, plus the scheduling cycles' time outside them."""
+    points = dict(scheduler.extension_point_seconds)
+    in_plugins = sum(points.get(p, 0.0) for p in _CYCLE_POINTS)
+    points["EngineOverhead"] = max(0.0, scheduler.attempt_seconds - in_plugins)
+    return points
+
+
+async def run_plan(plan: Plan, *, seed: int = 0, backend: str = "") -> RunResult:
+    """Run ``plan`` in this event loop and measure it."""
+    cluster = InMemoryCluster()
+    collector = Collector()
+    runner = _Runner(plan, cluster, collector)
+    scheduler = Scheduler.open(_config(plan), cluster, observer=collector, seed=seed, timings=True)
+    async with scheduler as running, anyio.create_task_group() as tg:
+        runner.scheduler = running
+        await runner.run(tg)
+        tg.cancel_scope.cancel()
+    assert runner.measured is not None, "plan() guarantees a measured createPods op"
+    start, end, binds, latencies, attempts, estimated = runner.measured
+    latencies.sort()
+    return RunResult(
+        test_case=plan.test_case.name,
+        workload=plan.workload.name,
+        nodes=plan.nodes,
+        measured_pods=len(binds),
+        throughput=Throughput.of(binds, start, end),
+        latency_p50=percentile(latencies, 50),
+        latency_p90=percentile(latencies, 90),
+        latency_p99=percentile(latencies, 99),
+        latency_estimated=estimated,
+        attempts=attempts,
+        measured_seconds=end - start,
+        peak_rss_bytes=peak_rss_bytes(),
+        threshold=plan.workload.threshold,
+        backend=backend,
+        notes=plan.notes,
+        extension_points=runner.extension_points,
+    )
+
+
+def run(plan: Plan, *, backend: str = "asyncio", seed: int = 0) -> RunResult:
+    """Run ``plan`` in a fresh event loop of ``backend`` (asyncio, trio or uvloop)."""
+    if backend not in BACKENDS:
+        raise WorkloadError(f"unknown backend {backend!r} (expected one of {BACKENDS})")
+    options: dict[str, Any] = {}
+    name = backend
+    if backend == "uvloop":
+        if importlib.util.find_spec("uvloop") is None:
+            raise WorkloadError(
+                "backend uvloop: uvloop is not installed (pip install 'ksched[bench]')"
+            )
+        name, options = "asyncio", {"use_uvloop": True}
+    elif backend == "trio" and importlib.util.find_spec("trio") is None:
+        raise WorkloadError("backend trio: trio is not installed")
+
+    async def main() -> RunResult:
+        return await run_plan(plan, seed=seed, backend=backend)
+
+    result: RunResult = anyio.run(main, backend=name, backend_options=options)
+    return result

@@ -1,0 +1,107 @@
+"""Reporting runs: the JSON object of ``--output json`` and the table for people."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ._ops import RunResult
+
+__all__ = ["print_table", "to_json"]
+
+
+def _round(value: float, digits: int = 6) -> float:
+    return round(value, digits)
+
+
+def to_json(result: RunResult) -> dict[str, Any]:
+    """The run as scheduler_perf-style JSON (``threshold`` only when the workload has one)."""
+    out: dict[str, Any] = {
+        "testCase": result.test_case,
+        "workload": result.workload,
+        "nodes": result.nodes,
+        "measuredPods": result.measured_pods,
+        "throughput": {
+            "average": _round(result.throughput.average, 3),
+            "perc50": _round(result.throughput.perc50, 3),
+            "perc90": _round(result.throughput.perc90, 3),
+            "perc99": _round(result.throughput.perc99, 3),
+        },
+        "attemptLatencySeconds": {
+            "perc50": _round(result.latency_p50),
+            "perc99": _round(result.latency_p99),
+        },
+        "peakRssBytes": result.peak_rss_bytes,
+    }
+    if result.threshold is not None:
+        t = result.threshold
+        out["threshold"] = int(t) if t.is_integer() else t
+    return out
+
+
+def _verdict(result: RunResult) -> str:
+    if result.threshold is None:
+        return "-"
+    ok = result.throughput.average > result.threshold
+    return f"{result.threshold:g} ({'above' if ok else 'BELOW'})"
+
+
+def print_table(results: Sequence[RunResult]) -> None:
+    """A rich table: one row per run, then notes (latency method, short runs, gates)."""
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title="ksched bench (scheduler_perf workloads)")
+    for column in (
+        "workload",
+        "nodes",
+        "pods",
+        "pods/s",
+        "p50",
+        "p90",
+        "p99",
+        "attempt p50 ms",
+        "attempt p99 ms",
+        "RSS MiB",
+        "threshold",
+        "backend",
+    ):
+        table.add_column(column, justify="left" if column == "workload" else "right")
+    notes: list[str] = []
+    for r in results:
+        t = r.throughput
+        table.add_row(
+            f"{r.test_case}/{r.workload}",
+            str(r.nodes),
+            str(r.measured_pods),
+            f"{t.average:.1f}",
+            f"{t.perc50:.1f}",
+            f"{t.perc90:.1f}",
+            f"{t.perc99:.1f}",
+            f"{r.latency_p50 * 1000:.2f}",
+            f"{r.latency_p99 * 1000:.2f}",
+            f"{r.peak_rss_bytes / 2**20:.0f}",
+            _verdict(r),
+            r.backend,
+        )
+        label = f"{r.test_case}/{r.workload}"
+        if t.samples == 0:
+            notes.append(
+                f"{label}: measured phase shorter than two 1 s windows "
+                f"({r.measured_seconds:.2f}s); throughput is the overall rate"
+            )
+        if r.latency_estimated:
+            notes.append(
+                f"{label}: attempt latency estimated from gaps between attempt outcomes "
+                "(the engine does not report attempt start times)"
+            )
+        if r.extension_points is None:
+            notes.append(
+                f"{label}: time per extension point and engine overhead: not reported "
+                "(the engine exposes no extension-point timings)"
+            )
+        notes.extend(f"{label}: {n}" for n in r.notes)
+    console = Console()
+    console.print(table)
+    for note in dict.fromkeys(notes):
+        console.print(f"[dim]note: {note}[/dim]")

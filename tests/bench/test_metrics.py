@@ -1,0 +1,86 @@
+"""Throughput sampling and percentiles as scheduler_perf's throughputCollector computes them."""
+
+from __future__ import annotations
+
+import pytest
+
+from ksched import SchedulingEvent
+from ksched.bench import Throughput
+from ksched.bench._metrics import Collector, percentile, throughput_samples
+
+
+def test_percentile_is_upstreams_ceil_index() -> None:
+    values = [float(v) for v in range(1, 11)]
+    # util.go collect: sorted[ceil(n*p/100)-1]
+    assert (percentile(values, 50), percentile(values, 90), percentile(values, 99)) == (
+        5.0,
+        9.0,
+        10.0,
+    )
+    assert percentile([], 50) == 0.0
+
+
+def test_first_tick_is_the_baseline() -> None:
+    # 100 pods/s for 5 s from t=10: ticks at 11..15; the tick at 11 only sets the baseline.
+    binds = [10.0 + (i + 1) / 100 for i in range(500)]
+    assert throughput_samples(binds, start=10.0, end=15.0) == pytest.approx([100.0] * 4)
+
+
+def test_an_empty_window_repeats_the_next_sample() -> None:
+    # Baseline at t=1 (10 pods), nothing new at t=2, 40 more by t=3: one rate of 20/s over
+    # the two seconds, recorded twice (upstream: "record multiple samples ... if we skipped").
+    binds = [0.5] * 10 + [2.5] * 40
+    assert throughput_samples(binds, start=0.0, end=3.0) == [20.0, 20.0]
+
+
+def test_ticks_before_any_bind_are_not_samples() -> None:
+    binds = [2.5] * 5 + [3.5] * 7
+    assert throughput_samples(binds, start=0.0, end=4.0) == [7.0]
+
+
+def test_summary_and_short_run_fallback() -> None:
+    binds = [0.5] * 10 + [1.5] * 30 + [2.5] * 10 + [3.5] * 20
+    summary = Throughput.of(binds, 0.0, 4.0)
+    assert summary.samples == 3
+    assert (summary.perc50, summary.perc99) == (20.0, 30.0)
+    assert summary.average == pytest.approx(20.0)
+    # Shorter than two windows: no sample; the overall rate stands in.
+    short = Throughput.of([0.1, 0.2, 0.4], 0.0, 0.4)
+    assert (short.samples, short.average, short.perc99) == (0, 7.5, 7.5)
+
+
+def event(kind: str, pod: str, time: float, **details: object) -> SchedulingEvent:
+    return SchedulingEvent(kind, pod, time, dict(details))
+
+
+def test_collector_counts_binds_per_namespace_and_times_attempts() -> None:
+    c = Collector()
+    c.measured_ns, c.measured_start, c._last_outcome = "m", 0.0, 0.0
+    c(event("Queued", "m/a", 0.0))
+    c(event("Bound", "m/a", 0.5))
+    c(event("Unschedulable", "other/x", 0.75))
+    c(event("Bound", "m/b", 1.0))
+    assert c.bound == {"m": 2}
+    assert c.attempted("other") == 1
+    assert c.bind_times == [0.5, 1.0]
+    # No attempt start in the events: gaps between consecutive outcomes.
+    assert c.latency_estimated
+    assert c.latencies == [0.5, 0.25, 0.25]
+
+
+def test_collector_uses_attempt_start_when_the_engine_reports_it() -> None:
+    c = Collector()
+    c.measured_ns = "m"
+    c(event("Bound", "m/a", 2.0, attempt_start=1.75))
+    assert c.latencies == [0.25]
+    assert not c.latency_estimated
+
+
+def test_gang_release_is_not_an_attempt() -> None:
+    c = Collector()
+    c.measured_ns, c._last_outcome = "m", 0.0
+    c(event("WaitingOnPermit", "m/a", 1.0))
+    c(event("Bound", "m/b", 2.0))
+    c(event("Bound", "m/a", 2.0))
+    assert c.attempts == 2 and c.latencies == [1.0, 1.0]
+    assert c.bound == {"m": 2}

@@ -1,0 +1,145 @@
+"""Running small workloads end to end, on asyncio and trio."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import pytest
+
+from ksched import InMemoryCluster
+from ksched.bench import configure_parser, main, plans, to_json
+from ksched.bench._metrics import Collector
+from ksched.bench._ops import _Runner, run_plan
+
+WORKLOADS = Path(__file__).parents[2] / "benchmarks" / "workloads"
+TEMPLATES = WORKLOADS / "templates"
+
+TINY = f"""
+- name: Tiny
+  defaultPodTemplatePath: {TEMPLATES / "pod-default.yaml"}
+  workloadTemplate:
+  - opcode: createNodes
+    countParam: $initNodes
+  - opcode: createPods
+    countParam: $initPods
+  - opcode: createPods
+    countParam: $measurePods
+    collectMetrics: true
+  workloads:
+  - name: 10Nodes_20Pods
+    threshold: 5
+    params: {{initNodes: 10, initPods: 5, measurePods: 20}}
+"""
+
+KEYS = [
+    "testCase",
+    "workload",
+    "nodes",
+    "measuredPods",
+    "throughput",
+    "attemptLatencySeconds",
+    "peakRssBytes",
+    "threshold",
+]
+
+
+@pytest.fixture
+def tiny(tmp_path: Path) -> Path:
+    path = tmp_path / "tiny.yaml"
+    path.write_text(TINY)
+    return path
+
+
+@pytest.mark.anyio
+async def test_tiny_workload_reports_scheduler_perf_json(tiny: Path) -> None:
+    [p] = plans(str(tiny))
+    result = await run_plan(p)
+    out = to_json(result)
+    assert list(out) == KEYS
+    assert (out["testCase"], out["workload"]) == ("Tiny", "10Nodes_20Pods")
+    assert (out["nodes"], out["measuredPods"], out["threshold"]) == (10, 20, 5)
+    assert list(out["throughput"]) == ["average", "perc50", "perc90", "perc99"]
+    assert out["throughput"]["average"] > 0
+    assert list(out["attemptLatencySeconds"]) == ["perc50", "perc99"]
+    assert 0 <= out["attemptLatencySeconds"]["perc50"] <= out["attemptLatencySeconds"]["perc99"]
+    assert out["peakRssBytes"] > 10 * 2**20
+    # The 5 init pods are not measured; every measured pod made one attempt.
+    assert result.attempts == 20
+
+
+@pytest.mark.anyio
+async def test_gang_workload_binds_whole_groups() -> None:
+    [p] = plans(str(WORKLOADS / "ksched" / "performance-config.yaml"), "Coscheduling/5Nodes")
+    result = await run_plan(p)
+    assert (result.nodes, result.measured_pods) == (5, 16)
+
+
+@pytest.mark.anyio
+async def test_upstream_topology_workload_spreads_over_zones() -> None:
+    [p] = plans(
+        str(WORKLOADS / "topology_spreading" / "performance-config.yaml"),
+        "TopologySpreading/5Nodes",
+    )
+    result = await run_plan(p)
+    assert (result.nodes, result.measured_pods) == (5, 10)
+
+
+def test_label_strategy_round_robin_and_hostname() -> None:
+    [p] = plans(
+        str(WORKLOADS / "topology_spreading" / "performance-config.yaml"),
+        "TopologySpreading/5Nodes",
+    )
+    runner = _Runner(p, InMemoryCluster(), Collector())
+    nodes = runner.build_nodes(p.ops[0])  # type: ignore[arg-type]
+    assert [n.name for n in nodes] == [f"scheduler-perf-{i}" for i in range(5)]
+    zones = [n.labels["topology.kubernetes.io/zone"] for n in nodes]
+    assert zones == ["moon-1", "moon-2", "moon-3", "moon-1", "moon-2"]
+    assert all(n.labels["kubernetes.io/hostname"] == n.name for n in nodes)
+    # node-default.yaml: upstream's 4 cpu / 32Gi / 110 pods.
+    assert dict(nodes[0].status.allocatable) == {
+        "pods": 110,
+        "cpu": 4000,
+        "memory": 32 * 2**30,
+    }
+
+
+def test_default_node_is_upstreams_base_node(tiny: Path) -> None:
+    [p] = plans(str(tiny))
+    nodes = _Runner(p, InMemoryCluster(), Collector()).build_nodes(p.ops[0])  # type: ignore[arg-type]
+    assert nodes[0].name == "node-0-0"
+    assert dict(nodes[0].status.allocatable) == {
+        "pods": 110,
+        "cpu": 4000,
+        "memory": 32 * 2**30,
+    }
+
+
+def cli(*argv: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    configure_parser(parser)
+    return parser.parse_args(argv)
+
+
+def test_cli_json_list_for_repeated_runs(
+    tiny: Path, capsys: pytest.CaptureFixture[str], anyio_backend: str
+) -> None:
+    assert (
+        main(cli(str(tiny), "--output", "json", "--repeat", "2", "--backend", anyio_backend)) == 0
+    )
+    out = json.loads(capsys.readouterr().out)
+    assert isinstance(out, list) and len(out) == 2
+    assert all(list(o) == KEYS and o["measuredPods"] == 20 for o in out)
+
+
+def test_cli_unsupported_op_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    path = WORKLOADS / "misc" / "performance-config.yaml"
+    assert main(cli(str(path), "--name", "SchedulingWhileGated")) == 2
+    err = capsys.readouterr().err
+    assert "op 4 (deletePods): unsupported op 'deletePods'" in err
+
+
+def test_cli_missing_file_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(cli(str(tmp_path / "nope.yaml"))) == 2
+    assert "nope.yaml" in capsys.readouterr().err
