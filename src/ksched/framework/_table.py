@@ -37,6 +37,7 @@ class NodeTable:
 
     __slots__ = (
         "_images",
+        "_labels",
         "_oversized",
         "_row_images",
         "_scalars",
@@ -78,6 +79,7 @@ class NodeTable:
         self.nonzero_cpu, self.nonzero_memory, self.pod_count = ints(), ints(), ints()
         self.unschedulable, self.hard_tainted, self.soft_tainted = flags(), flags(), flags()
         self._scalars: dict[str, tuple[IntArray, IntArray]] = {}
+        self._labels: dict[str, npt.NDArray[np.object_]] = {}
         self._images: dict[str, set[int]] = {}
         self._row_images: list[tuple[str, ...]] = [()] * n
         self._oversized: set[int] = set()
@@ -126,6 +128,10 @@ class NodeTable:
             alloc_col[row] = alloc.scalar.get(name, 0)
             req_col[row] = req.scalar.get(name, 0)
         node = info.node
+        if self._labels:
+            labels = node.labels
+            for key, column in self._labels.items():
+                column[row] = labels.get(key)
         self.unschedulable[row] = node.spec.unschedulable
         effects = {t.effect for t in node.spec.taints}
         self.hard_tainted[row] = not effects.isdisjoint(_HARD_EFFECTS)
@@ -156,6 +162,15 @@ class NodeTable:
             )
             columns = self._scalars[name] = (alloc_col, req_col)
         return columns
+
+    def label(self, key: str) -> npt.NDArray[np.object_]:
+        """The value of node label ``key`` per row (None where the node lacks it)."""
+        column = self._labels.get(key)
+        if column is None:
+            column = np.empty(len(self.infos), dtype=np.object_)
+            column[:] = [info.node.labels.get(key) for info in self.infos]
+            self._labels[key] = column
+        return column
 
     def rows_with_images(self, names: Iterable[str]) -> list[int]:
         """Rows whose node holds any of ``names``, in row order."""
