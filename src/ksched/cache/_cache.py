@@ -230,8 +230,8 @@ class Cache:
         """A pod observed bound to a node; confirms it if it was assumed."""
         state = self._pods.get(pod.uid)
         if state is not None:
-            if state.assumed:
-                # Upstream updates the assumed copy so the cached pod is the bound one.
+            # Upstream updates the assumed copy so the cached pod is the bound one.
+            if state.assumed and not self._confirm_in_place(state.pod, pod):
                 self._remove(state.pod)
                 self._add(pod)
             state.pod = pod
@@ -265,6 +265,30 @@ class Cache:
     @property
     def pod_count(self) -> int:
         return len(self._pods)
+
+    def _confirm_in_place(self, assumed: Pod, bound: Pod) -> bool:
+        """Swap the bound pod in for its assumed copy when nothing the NodeInfo derives
+        from it differs (same node, containers, overhead, affinity, labels): the usual
+        bind. The PodInfo is shared with the snapshot's copy, so no refresh is needed."""
+        a, b = assumed.spec, bound.spec
+        if (
+            a.node_name != b.node_name
+            or a.containers is not b.containers
+            or a.init_containers is not b.init_containers
+            or a.overhead is not b.overhead
+            or a.affinity is not b.affinity
+            or assumed.metadata.labels is not bound.metadata.labels
+        ):
+            return False
+        assert b.node_name is not None
+        info = self._nodes.get(b.node_name)
+        if info is None:
+            return False
+        for pod_info in info.pods:
+            if pod_info.pod.uid == bound.uid:
+                pod_info.pod = bound
+                return True
+        return False
 
     def _add(self, pod: Pod) -> None:
         assert pod.spec.node_name is not None
