@@ -1,12 +1,14 @@
-"""The ``ksched`` command: exit codes (0 ok, 1 check failures, 2 bad input) and the
-JSON report of ``simulate``."""
+"""The ``ksched`` command: exit codes (0 ok, 1 check failures, 2 bad input), the JSON
+and table output of ``simulate``, its inputs and options, ``config``, ``plugins``."""
 
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from ksched.cli import main
 
@@ -163,5 +165,405 @@ def test_usage_error_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
         main([])
     assert info.value.code == 2
     with pytest.raises(SystemExit) as info:
-        main(["simulate"])
+        main(["simulate", "s.yaml", "--output", "xml"])
     assert info.value.code == 2
+
+
+# ---- inputs: -f, manifests, --config ------------------------------------------------------
+
+NODES = """
+apiVersion: v1
+kind: List
+items:
+  - {apiVersion: v1, kind: Node, metadata: {name: n1},
+     status: {allocatable: {cpu: "2", memory: 8Gi, pods: "110"}}}
+  - {apiVersion: v1, kind: Node, metadata: {name: n2},
+     status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}}
+"""
+
+PODS = """
+apiVersion: v1
+kind: Pod
+metadata: {name: web-0}
+spec: {containers: [{name: c, resources: {requests: {cpu: "1"}}}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: big}
+spec: {containers: [{name: c, resources: {requests: {cpu: "8"}}}]}
+"""
+
+FIT_ONLY = CONFIG.replace("config:\n", "").replace("\n  ", "\n")
+
+
+def test_simulate_plain_manifests(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cluster = tmp_path / "cluster"
+    cluster.mkdir()
+    write(cluster, "nodes.yaml", NODES)
+    pods = write(tmp_path, "pods.yaml", PODS)
+    assert main(["simulate", "-f", str(cluster), "-f", str(pods), "-o", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["scenario"] == "manifests"
+    assert report["pods"]["default/web-0"]["node"] == "n2"
+    assert report["pods"]["default/big"]["message"] == (
+        # 8 cpu is more than any node has: evicting cannot help (Unresolvable).
+        "0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are available: "
+        "2 Preemption is not helpful for scheduling."
+    )
+    assert report["nodes"]["n2"]["requested"] == {"cpu": 1.0, "memory": 0, "pods": 1}
+
+
+def test_simulate_config_option_replaces_the_scenarios(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    nodes, pods = write(tmp_path, "n.yaml", NODES), write(tmp_path, "p.yaml", PODS)
+    config = write(tmp_path, "fit.yaml", FIT_ONLY)
+    assert main(["simulate", "-f", str(nodes), "-f", str(pods), "--config", str(config)]) == 0
+    report = json.loads(capsys.readouterr().out)
+    # Only NodeResourcesFit scores, and no DefaultPreemption: the plain FitError message.
+    assert set(report["explain"]["default/web-0"]["weights"]) == {"NodeResourcesFit"}
+    assert report["pods"]["default/big"]["message"] == (
+        "0/2 nodes are available: 2 Insufficient cpu."
+    )
+
+
+def test_simulate_bad_manifest_exits_2_naming_file_document_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pods = write(tmp_path, "p.yaml", PODS.replace('cpu: "8"', "cpu: lots"))
+    assert main(["simulate", "-f", str(pods)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == (
+        f"ksched: error: {pods}: document 2: Pod default/big: "
+        "spec.containers[0].resources.requests.cpu: invalid quantity 'lots'\n"
+    )
+
+
+def test_simulate_bad_config_file_exits_2_naming_file_and_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    nodes = write(tmp_path, "n.yaml", NODES)
+    config = write(tmp_path, "c.yaml", FIT_ONLY.replace("profiles:", "parallelism: 0\nprofiles:"))
+    assert main(["simulate", "-f", str(nodes), "--config", str(config)]) == 2
+    assert capsys.readouterr().err == (
+        f"ksched: error: {config}: KubeSchedulerConfiguration: parallelism: "
+        "must be at least 1, got 0\n"
+    )
+
+
+def test_simulate_without_input_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["simulate"]) == 2
+    assert "no input" in capsys.readouterr().err
+    empty = write(tmp_path, "empty.yaml", "# nothing\n---\n")
+    assert main(["simulate", "-f", str(empty)]) == 2
+    assert f"{empty}: no Kubernetes objects" in capsys.readouterr().err
+
+
+# ---- table output, --explain, --events --------------------------------------------------
+
+
+def test_simulate_table_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(tmp_path, "s.yaml", SCENARIO)
+    assert main(["simulate", str(path), "--output", "table"]) == 0
+    out = capsys.readouterr().out
+    assert "scenario two-pods at t=0s" in out
+    row = next(line for line in out.splitlines() if "default/web-0" in line).split()
+    assert row == ["default/web-0", "n1", "Bound", "1"]
+    assert "0/1 nodes are available: 1" in out
+    assert "node utilization (requested / allocatable)" in out
+    assert "1/2" in next(line for line in out.splitlines() if line.strip().startswith("n1 "))
+
+
+def test_simulate_explain_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    nodes, pods = write(tmp_path, "n.yaml", NODES), write(tmp_path, "p.yaml", PODS)
+    argv = ["simulate", "-f", str(nodes), "-f", str(pods), "-o", "table"]
+    assert main([*argv, "--explain", "web-0", "--explain", "default/big"]) == 0
+    out = capsys.readouterr().out
+    assert "explain default/web-0" in out
+    assert "selected: n2" in out
+    assert "explain default/big" in out
+    big = out[out.index("explain default/big") :]
+    n1 = next(line for line in big.splitlines() if line.strip().startswith("n1 "))
+    assert n1.split()[1:] == ["✗", "unresolvable", "NodeResourcesFit", "Insufficient", "cpu"]
+    assert "selected: no node (the attempt failed)" in big
+
+
+def test_simulate_explain_unknown_pod_exits_2_before_running(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, "s.yaml", SCENARIO)
+    assert main(["simulate", str(path), "-o", "table", "--explain", "nope"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert "--explain default/nope: the scenario has no such pod" in captured.err
+
+
+def test_simulate_explain_limits_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    nodes, pods = write(tmp_path, "n.yaml", NODES), write(tmp_path, "p.yaml", PODS)
+    assert main(["simulate", "-f", str(nodes), "-f", str(pods), "--explain", "big"]) == 0
+    assert set(json.loads(capsys.readouterr().out)["explain"]) == {"default/big"}
+
+
+def test_simulate_events_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(tmp_path, "s.yaml", SCENARIO)
+    assert main(["simulate", str(path), "-o", "table", "--events"]) == 0
+    lines = [" ".join(line.split()) for line in capsys.readouterr().out.splitlines()]
+    assert "00:00:00.000 default/web-0 queued" in lines
+    assert "00:00:00.000 default/web-0 bound to n1" in lines
+    assert any(
+        line.startswith("00:00:00.000 default/big unschedulable 0/1 nodes") for line in lines
+    )
+
+
+def test_simulate_json_stays_clean_with_a_terminal_stderr(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    path = write(tmp_path, "s.yaml", SCENARIO)
+    assert main(["simulate", str(path), "-o", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["scenario"] == "two-pods"
+
+
+# ---- --plot -------------------------------------------------------------------------------
+
+
+def test_plot_without_matplotlib_exits_2_before_running(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    path = write(tmp_path, "s.yaml", SCENARIO)
+    png = tmp_path / "out.png"
+    assert main(["simulate", str(path), "--plot", str(png)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert "--plot needs matplotlib" in captured.err
+    assert "pip install 'ksched[plot]'" in captured.err
+    assert not png.exists()
+
+
+def test_plot_writes_a_png(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("matplotlib")
+    path = write(tmp_path, "s.yaml", SCENARIO)
+    png = tmp_path / "out.png"
+    assert main(["simulate", str(path), "-o", "json", "--plot", str(png)]) == 0
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "history" not in json.loads(capsys.readouterr().out)
+
+
+# ---- config -----------------------------------------------------------------------------
+
+
+def test_config_defaults_round_trips(capsys: pytest.CaptureFixture[str]) -> None:
+    from ksched.cluster import InMemoryCluster
+    from ksched.config import SchedulerConfig, config_yaml, parse_config
+    from ksched.scheduler import Scheduler
+
+    assert main(["config", "defaults"]) == 0
+    text = capsys.readouterr().out
+    data = yaml.safe_load(text)
+    assert data["kind"] == "KubeSchedulerConfiguration"
+    parsed = parse_config(data)
+    assert config_yaml(parsed, plugin_args=True) == text
+    # Same plugins, order and weights as the built-in defaults, upstream's:
+    # TaintToleration 3, NodeAffinity 2, PodTopologySpread 2, InterPodAffinity 2, others 1.
+    ours = Scheduler(parsed, InMemoryCluster()).frameworks["default-scheduler"]
+    builtin = Scheduler(SchedulerConfig(), InMemoryCluster()).frameworks["default-scheduler"]
+    assert ours.points == builtin.points
+    assert (
+        ours.weights
+        == builtin.weights
+        == {
+            "TaintToleration": 3,
+            "NodeAffinity": 2,
+            "NodeResourcesFit": 1,
+            "PodTopologySpread": 2,
+            "InterPodAffinity": 2,
+            "NodeResourcesBalancedAllocation": 1,
+            "ImageLocality": 1,
+        }
+    )
+
+
+def test_config_defaults_plugin_args_are_the_defaults() -> None:
+    import importlib
+
+    from ksched.config import DEFAULT_PLUGIN_ARGS
+    from ksched.plugins import IN_TREE
+
+    for name, args in DEFAULT_PLUGIN_ARGS.items():
+        module = importlib.import_module(f"ksched.plugins.{IN_TREE[name].partition(':')[0]}")
+        readers = [
+            v for k, v in vars(module).items() if k == f"{name}Args" and hasattr(v, "from_dict")
+        ]
+        assert len(readers) == 1, name
+        assert readers[0].from_dict(args) == readers[0].from_dict(None), name
+
+
+def test_config_validate(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    good = write(tmp_path, "good.yaml", FIT_ONLY)
+    assert main(["config", "validate", str(good)]) == 0
+    assert capsys.readouterr().out == f"{good}: valid (1 profile(s): default-scheduler)\n"
+
+
+@pytest.mark.parametrize(
+    ("change", "error"),
+    [
+        (
+            ("profiles:", "percentageOfNodesToScore: 101\nprofiles:"),
+            "KubeSchedulerConfiguration: percentageOfNodesToScore: must be between 0 and 100",
+        ),
+        (
+            ("multiPoint:", "sorting:"),
+            "KubeSchedulerConfiguration: profiles[0].plugins.sorting: unknown extension point",
+        ),
+        (
+            ("{name: NodeResourcesFit}", "{name: NodeResourcesFit, weight: -1}"),
+            "profiles[0].plugins.multiPoint.enabled[1].weight: must be at least 0",
+        ),
+        (
+            ("{name: NodeResourcesFit}", "{name: Fancy}"),
+            "profile 'default-scheduler': plugin 'Fancy' is not registered",
+        ),
+        (
+            ("{name: PrioritySort}, ", ""),
+            "profile 'default-scheduler': exactly one queueSort plugin is required",
+        ),
+    ],
+    ids=["range", "unknown-point", "weight", "unknown-plugin", "no-queue-sort"],
+)
+def test_config_validate_errors_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], change: tuple[str, str], error: str
+) -> None:
+    bad = write(tmp_path, "bad.yaml", FIT_ONLY.replace(*change))
+    assert main(["config", "validate", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"ksched: error: {bad}: ")
+    assert error in err
+
+
+def test_config_validate_invalid_yaml(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = write(tmp_path, "bad.yaml", "profiles: [")
+    assert main(["config", "validate", str(bad)]) == 2
+    assert f"{bad}: invalid YAML" in capsys.readouterr().err
+
+
+# ---- plugins, --plugin ------------------------------------------------------------------
+
+PLUGIN_MODULE = '''
+from ksched.framework import Code, Status
+
+
+class AvoidN1:
+    """Keeps pods off n1."""
+
+    name = "AvoidN1"
+
+    @classmethod
+    def new(cls, args, handle):
+        return cls()
+
+    def filter(self, state, pod, node_info):
+        if node_info.name == "n1":
+            return Status(Code.UNSCHEDULABLE, ("node n1 is avoided",))
+        return None
+'''
+
+
+@pytest.fixture
+def avoid_plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    package = tmp_path / "plugin_src"
+    package.mkdir()
+    write(package, "ksched_test_avoid_n1.py", PLUGIN_MODULE)
+    monkeypatch.syspath_prepend(str(package))
+    return "ksched_test_avoid_n1:AvoidN1"
+
+
+def test_plugins_lists_in_tree_with_extension_points(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["plugins", "-o", "json"]) == 0
+    rows = {row["name"]: row for row in json.loads(capsys.readouterr().out)}
+    assert rows["NodeResourcesFit"] == {
+        "name": "NodeResourcesFit",
+        "source": "in-tree",
+        "extensionPoints": ["preFilter", "filter", "preScore", "score"],
+    }
+    assert rows["PrioritySort"]["extensionPoints"] == ["queueSort"]
+    assert rows["DefaultBinder"]["extensionPoints"] == ["bind"]
+    assert rows["SchedulingGates"]["extensionPoints"] == ["preEnqueue"]
+
+
+def test_plugins_lists_a_plugin_option(
+    avoid_plugin: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["plugins", "-o", "table", "--plugin", avoid_plugin]) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines() if "AvoidN1" in line)
+    assert row.split() == ["AvoidN1", "--plugin", "filter"]
+
+
+def test_bad_plugin_option_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["plugins", "--plugin", "no_such_module_here:Plugin"]) == 2
+    assert "no_such_module_here" in capsys.readouterr().err
+
+
+AVOID_SCENARIO = """
+apiVersion: ksched/v1alpha1
+kind: Scenario
+metadata: {name: avoid-n1}
+config:
+  apiVersion: kubescheduler.config.k8s.io/v1
+  kind: KubeSchedulerConfiguration
+  profiles:
+    - plugins:
+        multiPoint:
+          enabled: [{name: PrioritySort}, {name: NodeResourcesFit}, {name: AvoidN1},
+                    {name: DefaultBinder}]
+          disabled: [{name: "*"}]
+objects:
+  - {apiVersion: v1, kind: Node, metadata: {name: n0},
+     status: {allocatable: {cpu: "2", memory: 8Gi, pods: "110"}}}
+  - {apiVersion: v1, kind: Node, metadata: {name: n1},
+     status: {allocatable: {cpu: "2", memory: 8Gi, pods: "110"}}}
+  - {apiVersion: v1, kind: Pod, metadata: {name: web-0},
+     spec: {containers: [{name: c, resources: {requests: {cpu: "1"}}}]}}
+  - {apiVersion: v1, kind: Pod, metadata: {name: web-1},
+     spec: {containers: [{name: c, resources: {requests: {cpu: "1"}}}]}}
+  - {apiVersion: v1, kind: Pod, metadata: {name: web-2},
+     spec: {containers: [{name: c, resources: {requests: {cpu: "1"}}}]}}
+expect:
+  placements: {default/web-0: n0, default/web-1: n0, default/web-2: null}
+"""
+
+
+def test_simulate_and_check_with_a_plugin_option(
+    tmp_path: Path, avoid_plugin: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, "s.yaml", AVOID_SCENARIO)
+    assert main(["simulate", str(path), "--plugin", avoid_plugin, "-o", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["pods"]["default/web-2"]["message"] == (
+        "0/2 nodes are available: 1 Insufficient cpu, 1 node n1 is avoided."
+    )
+    assert report["explain"]["default/web-2"]["filter"]["n1"] == {
+        "code": "Unschedulable",
+        "plugin": "AvoidN1",
+        "reasons": ["node n1 is avoided"],
+    }
+    assert main(["check", str(path), "--plugin", avoid_plugin]) == 0
+    assert "1 passed, 0 failed" in capsys.readouterr().out
+    # Without the plugin the profile names an unknown plugin: bad input.
+    assert main(["simulate", str(path)]) == 2
+    assert "plugin 'AvoidN1' is not registered" in capsys.readouterr().err
+
+
+# ---- bench ------------------------------------------------------------------------------
+
+
+def test_bench_is_a_subcommand(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["--help"])
+    assert info.value.code == 0
+    assert "bench" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as info:
+        main(["bench", "--help"])
+    assert info.value.code == 0
+    assert "usage: ksched bench" in capsys.readouterr().out

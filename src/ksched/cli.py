@@ -1,20 +1,200 @@
-"""The ``ksched`` command: ``simulate`` a scenario, ``check`` scenarios against expectations.
+"""The ``ksched`` command: simulate, check, config, plugins, bench.
 
-Exit status: 0 ok, 1 ``check`` failures, 2 bad input.
+Exit status: 0 ok, 1 ``check`` failures, 2 bad input (the message names the file, the
+object and the field; nothing runs).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO, cast
 
-from ._errors import KschedError
+from ._errors import ConfigError, KschedError
+from .framework import PluginFactory
 
 __all__ = ["main"]
+
+_Registry = dict[str, PluginFactory]
+
+
+# ---- plugins --------------------------------------------------------------------------
+
+
+def _plugin_registry(specs: Sequence[str]) -> _Registry:
+    """In-tree plugins, entry points (group ``ksched.plugins``) and ``--plugin`` specs."""
+    from ._discovery import plugin_registry
+
+    return plugin_registry(specs)
+
+
+def _plugin_class(factory: PluginFactory) -> object:
+    """What to inspect for a factory's extension points: its class, else a built plugin."""
+    owner = getattr(factory, "__self__", None)
+    if isinstance(owner, type):
+        return owner
+    if isinstance(factory, type):
+        return factory
+    return factory(None, cast(Any, None))
+
+
+def _plugin_rows(specs: Sequence[str]) -> list[dict[str, Any]]:
+    from ._profiles import implemented_points
+    from .plugins import IN_TREE
+
+    registry = _plugin_registry(specs)
+    installed = _plugin_registry(()) if specs else registry
+    rows = []
+    for name, factory in sorted(registry.items(), key=lambda kv: kv[0].lower()):
+        if name in IN_TREE and getattr(factory, "__module__", "").startswith("ksched.plugins"):
+            source = "in-tree"
+        elif name not in installed:
+            source = "--plugin"
+        else:
+            source = "entry point"
+        try:
+            points = sorted(implemented_points(cast(Any, _plugin_class(factory))), key=_point_order)
+        except Exception as exc:  # a foreign factory that cannot be built without args
+            points = [f"? (cannot build without args: {type(exc).__name__})"]
+        rows.append({"name": name, "source": source, "extensionPoints": points})
+    return rows
+
+
+def _point_order(point: str) -> int:
+    from .config import EXTENSION_POINTS
+
+    return list(EXTENSION_POINTS).index(point) if point in EXTENSION_POINTS else 99
+
+
+# ---- simulate ---------------------------------------------------------------------------
+
+
+def _console(stream: TextIO) -> Any:
+    from rich.console import Console
+
+    return Console(file=stream, highlight=False)
+
+
+def _pod_key(name: str) -> str:
+    return name if "/" in name else f"default/{name}"
+
+
+def _pending_pods(scenario: Any) -> set[str]:
+    from .api import Pod
+
+    objects = list(scenario.objects)
+    for step in scenario.steps:
+        objects.extend(step.objects)
+    return {o.key for o in objects if isinstance(o, Pod) and not o.spec.node_name}
+
+
+def _all_pods(scenario: Any) -> set[str]:
+    from .api import Pod
+
+    objects = list(scenario.objects)
+    for step in scenario.steps:
+        objects.extend(step.objects)
+    return {o.key for o in objects if isinstance(o, Pod)}
+
+
+class _Progress:
+    """A progress bar on stderr: pods that reached a first outcome, of the pending ones."""
+
+    def __init__(self, pending: set[str]) -> None:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+        self.pending = pending
+        self.done: set[str] = set()
+        self.progress = Progress(
+            "[progress.description]{task.description}",
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=_console(sys.stderr),
+            transient=True,
+        )
+        self.task = self.progress.add_task("scheduling", total=len(pending))
+
+    def on_event(self, event: Any) -> None:
+        if (
+            event.kind in ("Bound", "Unschedulable", "SchedulerError", "WaitingOnPermit")
+            and event.pod in self.pending
+            and event.pod not in self.done
+        ):
+            self.done.add(event.pod)
+            self.progress.update(self.task, completed=len(self.done))
+
+
+def _simulate(args: argparse.Namespace) -> int:
+    from ._inputs import load_inputs
+    from ._plot import require_matplotlib, write_plot
+    from ._render import render_events, render_explain, render_report
+    from .simulate import run_scenario
+
+    inputs = [*(args.file or []), *(args.inputs or [])]
+    if not inputs:
+        raise KschedError("simulate: no input: give a FILE or -f FILE_OR_DIR")
+    scenario = load_inputs(inputs, config=args.config)
+    registry = _plugin_registry(args.plugin)
+    output = args.output or ("table" if sys.stdout.isatty() else "json")
+    explain_pods = [_pod_key(p) for p in args.explain or ()]
+    known = _all_pods(scenario)
+    for key in explain_pods:
+        if key not in known:
+            raise KschedError(f"--explain {key}: the scenario has no such pod")
+    if args.plot:
+        require_matplotlib()
+    explain: bool | list[str] = explain_pods or (output == "json")
+    progress = _Progress(_pending_pods(scenario)) if sys.stderr.isatty() else None
+    if progress is not None:
+        progress.progress.start()
+    try:
+        report = run_scenario(
+            scenario,
+            seed=args.seed,
+            registry=registry,
+            explain=explain,
+            events=args.events,
+            history=bool(args.plot),
+            on_event=progress.on_event if progress is not None else None,
+        )
+    finally:
+        if progress is not None:
+            progress.progress.stop()
+    if args.plot:
+        write_plot(report, args.plot)
+        del report["history"]
+    if output == "json":
+        json.dump(report, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return 0
+    console = _console(sys.stdout)
+    if args.events:
+        render_events(console, report["events"])
+        console.print()
+    render_report(console, report, rows=args.rows or None)
+    for key in explain_pods:
+        if key in report["explain"]:
+            render_explain(console, report, key)
+        else:
+            state = report["pods"].get(key)
+            why = (
+                "it no longer exists"
+                if state is None
+                else f"it was never attempted (phase {state['phase']}, "
+                f"node {state.get('node') or '-'})"
+            )
+            console.print(f"\n[bold]explain {key}[/]: no scheduling attempt to show: {why}")
+    if args.plot:
+        console.print(f"\nplot written to {args.plot}")
+    return 0
+
+
+# ---- check ------------------------------------------------------------------------------
 
 
 def _scenario_files(paths: Sequence[str]) -> Iterator[Path]:
@@ -27,57 +207,17 @@ def _scenario_files(paths: Sequence[str]) -> Iterator[Path]:
             yield path
 
 
-def _print_table(report: dict[str, Any]) -> None:
-    from rich.console import Console
-    from rich.table import Table
-
-    console = Console()
-    title = f"scenario {report['scenario']}: t={report['time']:g}s"
-    if not report["settled"]:
-        title += " (did not settle)"
-    table = Table(title=title)
-    for column in ("pod", "node", "phase", "attempts", "reason"):
-        table.add_column(column)
-    for key, pod in sorted(report["pods"].items()):
-        table.add_row(
-            key,
-            pod.get("node") or "-",
-            pod["phase"],
-            str(pod["attempts"]),
-            pod.get("message") or "",
-        )
-    console.print(table)
-    if report["evicted"]:
-        console.print(f"evicted: {', '.join(report['evicted'])}")
-
-
-def _simulate(args: argparse.Namespace) -> int:
-    from .simulate import load_scenario, run_scenario
-
-    scenario = load_scenario(args.file)
-    report = run_scenario(scenario, seed=args.seed)
-    if not args.events:
-        report.pop("events", None)
-    output = args.output or ("table" if sys.stdout.isatty() else "json")
-    if output == "json":
-        json.dump(report, sys.stdout, indent=2, sort_keys=False)
-        sys.stdout.write("\n")
-    else:
-        _print_table(report)
-    return 0
-
-
 def _check(args: argparse.Namespace) -> int:
     from .simulate import check_scenario
 
+    registry = _plugin_registry(args.plugin)
     passed = failed = 0
-    files = list(_scenario_files(args.paths))
-    for path in files:
+    for path in _scenario_files(args.paths):
         if not path.exists():
             print(f"FAIL {path}: no such file")
             failed += 1
             continue
-        result = check_scenario(path)
+        result = check_scenario(path, registry=registry)
         if result.passed:
             passed += 1
             print(f"PASS {result.name}")
@@ -88,20 +228,152 @@ def _check(args: argparse.Namespace) -> int:
     return 0 if failed == 0 else 1
 
 
+# ---- config, plugins, bench -------------------------------------------------------------
+
+
+def _config_defaults(args: argparse.Namespace) -> int:
+    from .config import SchedulerConfig, config_yaml
+
+    sys.stdout.write(config_yaml(SchedulerConfig(), plugin_args=True))
+    return 0
+
+
+def _config_validate(args: argparse.Namespace) -> int:
+    from ._inputs import load_config_file
+    from .cluster import InMemoryCluster
+    from .scheduler import Scheduler
+
+    config = load_config_file(args.file)
+    registry = _plugin_registry(args.plugin)
+    try:
+        Scheduler(config, InMemoryCluster(), registry=registry)
+    except ConfigError as exc:
+        raise ConfigError(f"{args.file}: {exc}") from None
+    names = ", ".join(p.scheduler_name for p in config.profiles)
+    print(f"{args.file}: valid ({len(config.profiles)} profile(s): {names})")
+    return 0
+
+
+def _plugins(args: argparse.Namespace) -> int:
+    from ._render import render_plugins
+
+    rows = _plugin_rows(args.plugin)
+    if (args.output or ("table" if sys.stdout.isatty() else "json")) == "json":
+        json.dump(rows, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        render_plugins(_console(sys.stdout), rows)
+    return 0
+
+
+def _bench_module() -> Any | None:
+    try:
+        return importlib.import_module("ksched.bench")
+    except ModuleNotFoundError as exc:
+        if exc.name not in ("ksched.bench", "ksched"):
+            raise
+        return None
+
+
+def _bench_unavailable(args: argparse.Namespace) -> int:
+    raise KschedError("bench: the ksched.bench package is not installed")
+
+
+def _add_bench(sub: Any, argv: Sequence[str]) -> None:
+    help_text = "run scheduler_perf-style workloads and report throughput"
+    if not argv or argv[0] != "bench":
+        sub.add_parser("bench", help=help_text).set_defaults(run=_bench_unavailable)
+        return
+    module = _bench_module()
+    if module is None:
+        bench = sub.add_parser("bench", help=help_text)
+        bench.add_argument("rest", nargs=argparse.REMAINDER)
+        bench.set_defaults(run=_bench_unavailable)
+        return
+    bench = sub.add_parser("bench", help=help_text, description=module.__doc__)
+    module.configure_parser(bench)
+    bench.set_defaults(run=lambda args: int(module.main(args)))
+
+
+def _parser(argv: Sequence[str]) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ksched", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def plugin_option(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "--plugin",
+            action="append",
+            default=[],
+            metavar="MODULE:FACTORY",
+            help="register an out-of-tree plugin (repeatable)",
+        )
+
+    sim = sub.add_parser(
+        "simulate",
+        help="run a scenario or plain manifests and report where every pod went",
+        description="Run a scenario (or plain Kubernetes manifests) on a simulated clock.",
+    )
+    sim.add_argument("file", nargs="*", help="scenario or manifest file or directory")
+    sim.add_argument(
+        "-f",
+        "--filename",
+        dest="inputs",
+        action="append",
+        metavar="FILE_OR_DIR",
+        help="scenario, manifests (multi-document YAML, kind: List) or a directory "
+        "of them (repeatable)",
+    )
+    sim.add_argument("--config", metavar="FILE", help="KubeSchedulerConfiguration to use")
+    sim.add_argument(
+        "--output",
+        "-o",
+        choices=("json", "table"),
+        help="default: table on a terminal, json otherwise",
+    )
+    sim.add_argument("--seed", type=int, default=0, help="seed of the tie-breaks (default 0)")
+    sim.add_argument("--events", action="store_true", help="print the timeline of events")
+    sim.add_argument(
+        "--explain",
+        action="append",
+        metavar="POD",
+        help="show a pod's filter verdicts and score matrix ([namespace/]name; repeatable)",
+    )
+    sim.add_argument("--plot", metavar="FILE.png", help="draw utilization over time (ksched[plot])")
+    sim.add_argument(
+        "--rows", type=int, default=100, help="rows per table in table output (0: all)"
+    )
+    plugin_option(sim)
+    sim.set_defaults(run=_simulate)
+
+    chk = sub.add_parser("check", help="run scenarios and compare with their expect blocks")
+    chk.add_argument("paths", nargs="+", metavar="FILE_OR_DIR")
+    plugin_option(chk)
+    chk.set_defaults(run=_check)
+
+    cfg = sub.add_parser("config", help="the scheduler configuration")
+    cfg_sub = cfg.add_subparsers(dest="config_command", required=True, metavar="COMMAND")
+    defaults = cfg_sub.add_parser("defaults", help="print the default configuration as YAML")
+    defaults.set_defaults(run=_config_defaults)
+    validate = cfg_sub.add_parser("validate", help="check a KubeSchedulerConfiguration file")
+    validate.add_argument("file", metavar="FILE")
+    plugin_option(validate)
+    validate.set_defaults(run=_config_validate)
+
+    plugins = sub.add_parser("plugins", help="list the registered plugins")
+    plugins.add_argument("--output", "-o", choices=("json", "table"))
+    plugin_option(plugins)
+    plugins.set_defaults(run=_plugins)
+
+    _add_bench(sub, argv)
+    return parser
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``ksched`` command."""
-    parser = argparse.ArgumentParser(prog="ksched", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
-    sim = sub.add_parser("simulate", help="run a scenario and report where every pod went")
-    sim.add_argument("file")
-    sim.add_argument("--output", choices=("json", "table"))
-    sim.add_argument("--seed", type=int, default=0)
-    sim.add_argument("--events", action="store_true", help="include the event timeline")
-    sim.set_defaults(run=_simulate)
-    chk = sub.add_parser("check", help="run scenarios and compare with their expect blocks")
-    chk.add_argument("paths", nargs="+")
-    chk.set_defaults(run=_check)
-    args = parser.parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = _parser(argv).parse_args(argv)
     try:
         code: int = args.run(args)
     except (KschedError, ValueError, OSError) as exc:

@@ -16,11 +16,14 @@ from ._errors import ConfigError
 
 __all__ = [
     "DEFAULT_PLUGINS",
+    "DEFAULT_PLUGIN_ARGS",
     "EXTENSION_POINTS",
     "PluginRef",
     "PluginSet",
     "Profile",
     "SchedulerConfig",
+    "config_yaml",
+    "dump_config",
     "load_config",
     "parse_config",
 ]
@@ -313,3 +316,79 @@ def plugin_names(profile: Profile) -> list[str]:
         for ref in plugin_set.enabled:
             seen.setdefault(ref.name, None)
     return list(seen)
+
+
+# ---- writing YAML ------------------------------------------------------------------
+
+DEFAULT_PLUGIN_ARGS: Mapping[str, Mapping[str, Any]] = {
+    "DefaultPreemption": {"minCandidateNodesPercentage": 10, "minCandidateNodesAbsolute": 100},
+    "InterPodAffinity": {"hardPodAffinityWeight": 1, "ignorePreferredTermsOfExistingPods": False},
+    "NodeAffinity": {},
+    "NodeResourcesBalancedAllocation": {
+        "resources": [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}]
+    },
+    "NodeResourcesFit": {
+        "scoringStrategy": {
+            "type": "LeastAllocated",
+            "resources": [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}],
+        }
+    },
+    "PodTopologySpread": {"defaultingType": "System"},
+}
+"""The v1 defaults of the default plugins' args, as ``kube-scheduler --write-config-to``
+prints them (# pkg/scheduler/apis/config/v1/defaults.go)."""
+
+
+def _dump_plugin_set(plugin_set: PluginSet) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if plugin_set.enabled:
+        out["enabled"] = [
+            {"name": ref.name, "weight": ref.weight} if ref.weight else {"name": ref.name}
+            for ref in plugin_set.enabled
+        ]
+    if plugin_set.disabled:
+        out["disabled"] = [{"name": name} for name in plugin_set.disabled]
+    return out
+
+
+def dump_config(config: SchedulerConfig, *, plugin_args: bool = False) -> dict[str, Any]:
+    """The KubeSchedulerConfiguration dict of ``config``; ``parse_config`` reads it back.
+
+    Profiles are written after merging with the defaults (the full ``multiPoint`` list).
+    With ``plugin_args``, each enabled default plugin without a pluginConfig entry gets
+    its default args written out, as ``kube-scheduler --write-config-to`` does.
+    """
+    profiles = []
+    for profile in config.profiles:
+        plugins = {
+            point: dumped
+            for point, plugin_set in profile.plugins.items()
+            if (dumped := _dump_plugin_set(plugin_set))
+        }
+        entry: dict[str, Any] = {"schedulerName": profile.scheduler_name, "plugins": plugins}
+        if profile.percentage_of_nodes_to_score is not None:
+            entry["percentageOfNodesToScore"] = profile.percentage_of_nodes_to_score
+        args = {name: dict(value) for name, value in profile.plugin_config.items()}
+        if plugin_args:
+            for name in plugin_names(profile):
+                if name not in args and name in DEFAULT_PLUGIN_ARGS:
+                    args[name] = dict(DEFAULT_PLUGIN_ARGS[name])
+        if args:
+            entry["pluginConfig"] = [{"name": name, "args": value} for name, value in args.items()]
+        profiles.append(entry)
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "KubeSchedulerConfiguration",
+        "parallelism": config.parallelism,
+        "percentageOfNodesToScore": config.percentage_of_nodes_to_score,
+        "podInitialBackoffSeconds": int(config.pod_initial_backoff_seconds),
+        "podMaxBackoffSeconds": int(config.pod_max_backoff_seconds),
+        "profiles": profiles,
+    }
+
+
+def config_yaml(config: SchedulerConfig, *, plugin_args: bool = False) -> str:
+    """``dump_config`` as YAML (fields in the order written, block style)."""
+    return yaml.safe_dump(
+        dump_config(config, plugin_args=plugin_args), sort_keys=False, default_flow_style=False
+    )

@@ -414,6 +414,7 @@ class Scheduler:
             return
         record = self.records.setdefault(pod.uid, PodRecord())
         record.attempts = qpi.attempts
+        self._emit("Attempted", pod, attempts=qpi.attempts)
         state = CycleState()
         if self.timings:
             started = self._attempt_started[pod.uid] = anyio.current_time()

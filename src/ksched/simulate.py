@@ -7,7 +7,7 @@ The contract is scenario-format.md: ``run_scenario`` gives the JSON report, and
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,10 +17,11 @@ import yaml
 
 from ._diagnosis import AttemptReport, SchedulingEvent
 from ._errors import ConfigError, KschedError, ManifestError
-from .api import KubeObject, Pod, read_object
+from ._profiles import Registry
+from .api import KubeObject, Node, Pod, pod_requests, read_object
 from .cluster import InMemoryCluster, object_key
 from .config import SchedulerConfig, parse_config
-from .framework import Code, Status
+from .framework import Code, Resource, Status
 from .scheduler import Scheduler
 
 __all__ = [
@@ -33,6 +34,9 @@ __all__ = [
 ]
 
 DEFAULT_SETTLE_MAX = 3600.0
+
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+"""libyaml's loader when PyYAML has it (ten times faster on 10k-pod files)."""
 
 
 class ScenarioError(KschedError, ValueError):
@@ -169,7 +173,7 @@ def load_scenario(path: str | Path) -> Scenario:
     """Read a scenario file."""
     text = Path(path).read_text()
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_YAML_LOADER)
     except yaml.YAMLError as exc:
         raise ScenarioError(f"{path}: invalid YAML: {exc}") from exc
     return parse_scenario(data, path=str(path))
@@ -178,30 +182,116 @@ def load_scenario(path: str | Path) -> Scenario:
 # ---- running ------------------------------------------------------------------------
 
 
+class _Usage:
+    """Requested vs allocatable cpu / memory / pods per node, kept from cluster changes.
+
+    With ``history``, every change is also recorded as a sample
+    ``[time, node, cpu cores, memory bytes, pods]`` (the node's totals after it).
+    """
+
+    def __init__(self, now: Callable[[], float], *, history: bool) -> None:
+        self.now = now
+        self.allocatable: dict[str, Resource] = {}
+        self.requested: dict[str, list[int]] = {}
+        self.samples: list[list[Any]] | None = [] if history else None
+
+    def on_change(self, kind: str, old: Any, new: Any) -> None:
+        if kind == "Node":
+            if new is None:
+                self.allocatable.pop(old.metadata.name, None)
+                return
+            node: Node = new
+            self.allocatable[node.metadata.name] = Resource.from_list(node.status.allocatable)
+            self.requested.setdefault(node.metadata.name, [0, 0, 0])
+        elif kind == "Pod":
+            if old is not None and old.spec.node_name:
+                if new is not None and new.spec is old.spec:
+                    return  # a status change of a running pod
+                self._account(old, -1)
+            if new is not None and new.spec.node_name:
+                self._account(new, 1)
+
+    def _account(self, pod: Pod, sign: int) -> None:
+        node = pod.spec.node_name
+        assert node is not None
+        requests = pod_requests(pod)
+        totals = self.requested.setdefault(node, [0, 0, 0])
+        totals[0] += sign * requests.get("cpu", 0)
+        totals[1] += sign * requests.get("memory", 0)
+        totals[2] += sign
+        if self.samples is not None:
+            self.samples.append(
+                [round(self.now(), 6), node, totals[0] / 1000, totals[1], totals[2]]
+            )
+
+    def report(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for name, alloc in self.allocatable.items():
+            cpu, memory, pods = self.requested.get(name, (0, 0, 0))
+            out[name] = {
+                "requested": {"cpu": cpu / 1000, "memory": memory, "pods": pods},
+                "allocatable": {
+                    "cpu": alloc.milli_cpu / 1000,
+                    "memory": alloc.memory,
+                    "pods": alloc.allowed_pod_number,
+                },
+            }
+        return out
+
+
 class _Run:
     """One scenario run: the cluster, the scheduler, and what is reported."""
 
     def __init__(
-        self, scenario: Scenario, seed: int, on_event: Callable[[SchedulingEvent], None] | None
+        self,
+        scenario: Scenario,
+        seed: int,
+        on_event: Callable[[SchedulingEvent], None] | None,
+        *,
+        registry: Registry | None = None,
+        explain: bool = True,
+        history: bool = False,
     ) -> None:
         self.scenario = scenario
         self.cluster = InMemoryCluster()
         self.t0 = 0.0
         self.created: dict[str, str] = {}
+        self.profile_of: dict[str, str] = {}
         self.pending_at_creation: dict[str, None] = {}
         self.serial = 0
         self.settled = True
         self.timeline: list[dict[str, Any]] = []
         self.events: list[SchedulingEvent] = []
+        self.bound_series: list[list[Any]] = []
         self._on_event = on_event
+        self.usage = _Usage(self.now, history=history)
+        self.cluster.subscribe(self.usage.on_change)
+        self.cluster.subscribe(self._watch_nominations)
         self.scheduler = Scheduler(
-            scenario.config, self.cluster, seed=seed, explain=True, observer=self._observe
+            scenario.config,
+            self.cluster,
+            registry=registry,
+            seed=seed,
+            explain=explain,
+            observer=self._observe,
         )
 
     def _observe(self, event: SchedulingEvent) -> None:
         self.events.append(event)
+        if event.kind == "Bound":
+            self.bound_series.append([round(event.time - self.t0, 6), len(self.bound_series) + 1])
         if self._on_event is not None:
             self._on_event(event)
+
+    def _note(self, kind: str, pod: Pod, **details: Any) -> None:
+        self._observe(SchedulingEvent(kind, pod.key, anyio.current_time(), details))
+
+    def _watch_nominations(self, kind: str, old: Any, new: Any) -> None:
+        if kind != "Pod" or old is None or new is None or new.spec.node_name:
+            return
+        nominated = new.status.nominated_node_name
+        if nominated and nominated != old.status.nominated_node_name:
+            self._note("Nominated", new, node=nominated)
 
     def now(self) -> float:
         return anyio.current_time() - self.t0
@@ -225,6 +315,7 @@ class _Run:
             obj = self._stamp(obj)
             if isinstance(obj, Pod):
                 self.created[obj.key] = obj.uid
+                self.profile_of[obj.key] = obj.spec.scheduler_name
                 if not obj.spec.node_name:
                     self.pending_at_creation[obj.key] = None
                 if obj.spec.node_name and obj.status.start_time is None:
@@ -254,8 +345,11 @@ class _Run:
 
     def delete(self, deletes: Sequence[tuple[str, str]]) -> None:
         for kind, key in deletes:
-            if self.cluster.get(kind, key) is None:
+            existing = self.cluster.get(kind, key)
+            if existing is None:
                 raise ScenarioError(f"delete: {kind} {key} does not exist")
+            if isinstance(existing, Pod):
+                self._note("Deleted", existing, node=existing.spec.node_name)
             self.cluster.remove(kind, key)
 
     async def settle(self, max_time: float) -> None:
@@ -320,15 +414,39 @@ class _Run:
             out[key] = entry
         return out
 
-    def explain(self) -> dict[str, Any]:
+    def explain(self, only: Collection[str] | None = None) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        for key in self.pending_at_creation:
-            uid = self.created[key]
-            record = self.scheduler.records.get(uid)
+        if not self.scheduler.explain:
+            return out
+        for key in self.pending_at_creation if only is None else only:
+            uid = self.created.get(key)
+            record = self.scheduler.records.get(uid) if uid is not None else None
             if record is None or record.first_attempt is None:
                 continue
-            out[key] = _explain(record.first_attempt)
+            fw = self.scheduler.frameworks.get(self.profile_of.get(key, ""))
+            out[key] = _explain(record.first_attempt, fw.weights if fw is not None else {})
         return out
+
+    def event_dicts(self) -> list[dict[str, Any]]:
+        """The events, ``time`` in simulated seconds since the start."""
+        return [
+            {
+                "kind": e.kind,
+                "pod": e.pod,
+                "time": round(e.time - self.t0, 6),
+                "details": dict(e.details),
+            }
+            for e in self.events
+        ]
+
+    def history(self) -> dict[str, Any]:
+        """What ``--plot`` draws: node allocatable, usage samples, bound pods over time."""
+        nodes = self.usage.report()
+        return {
+            "allocatable": {name: entry["allocatable"] for name, entry in nodes.items()},
+            "usage": self.usage.samples or [],
+            "bound": self.bound_series,
+        }
 
     def groups(self) -> dict[str, Any]:
         """Gang status from every plugin that reports group statuses (Coscheduling)."""
@@ -359,7 +477,7 @@ def _status_json(status: Status) -> dict[str, Any]:
     return out
 
 
-def _explain(report: AttemptReport) -> dict[str, Any]:
+def _explain(report: AttemptReport, weights: Mapping[str, int]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if report.pre_filter is not None:
         out["preFilter"] = _status_json(report.pre_filter)
@@ -376,6 +494,8 @@ def _explain(report: AttemptReport) -> dict[str, Any]:
         entry["total"] = total
         scores[node] = entry
     out["scores"] = scores
+    if report.scores:
+        out["weights"] = {plugin: weights.get(plugin, 1) for plugin in report.scores}
     out["selected"] = report.selected
     return out
 
@@ -386,14 +506,34 @@ def run_scenario(
     seed: int = 0,
     on_event: Callable[[SchedulingEvent], None] | None = None,
     step_checker: Callable[[int, Mapping[str, Any], dict[str, Any]], None] | None = None,
+    registry: Registry | None = None,
+    explain: bool | Collection[str] = True,
+    events: bool = True,
+    history: bool = False,
 ) -> dict[str, Any]:
-    """Run a scenario on trio's simulated clock; returns the JSON report."""
+    """Run a scenario on trio's simulated clock; returns the JSON report.
+
+    Args:
+        scenario: what to run.
+        seed: seeds the tie-breaks between equally scored nodes.
+        on_event: called with every scheduling event as it happens.
+        step_checker: called with each step's ``expect`` and the state it is checked on.
+        registry: plugins by name beyond (or replacing) the in-tree ones.
+        explain: ``explain`` for every pod created pending (True), for the named pods
+            only (a collection of ``namespace/name``), or not at all (False: attempts are
+            not recorded, which saves time and memory on large scenarios).
+        events: include ``events`` (the timeline of scheduling events).
+        history: include ``history`` (usage samples and bound pods over time, for plots).
+    """
     import trio.testing
 
     result: dict[str, Any] = {}
+    only = None if isinstance(explain, bool) else frozenset(explain)
 
     async def main() -> None:
-        run = _Run(scenario, seed, on_event)
+        run = _Run(
+            scenario, seed, on_event, registry=registry, explain=bool(explain), history=history
+        )
         run.t0 = anyio.current_time()
         async with anyio.create_task_group() as tg:
             await tg.start(run.scheduler.serve)
@@ -415,9 +555,13 @@ def run_scenario(
                 await anyio.wait_all_tasks_blocked()
                 run.timeline.append(run.snapshot(index))
             result.update(run_state(run))
+            result["nodes"] = run.usage.report()
             if len(scenario.steps) > 1:
                 result["timeline"] = run.timeline
-            result["events"] = [attrs.asdict(e) for e in run.events]
+            if events:
+                result["events"] = run.event_dicts()
+            if history:
+                result["history"] = run.history()
             tg.cancel_scope.cancel()
 
     def run_state(run: _Run) -> dict[str, Any]:
@@ -433,7 +577,7 @@ def run_scenario(
                 for key, entry in pods.items()
                 if "nominatedNode" in entry
             },
-            "explain": run.explain(),
+            "explain": run.explain(only),
             "groups": run.groups(),
         }
 
@@ -531,12 +675,12 @@ class CheckResult:
     detail: str = ""
 
 
-def check_scenario(path: str | Path) -> CheckResult:
+def check_scenario(path: str | Path, *, registry: Registry | None = None) -> CheckResult:
     """Run a scenario file and compare it with its ``expect`` block."""
     path = str(path)
     name = Path(path).stem
     try:
-        raw = yaml.safe_load(Path(path).read_text())
+        raw = yaml.load(Path(path).read_text(), Loader=_YAML_LOADER)
     except (OSError, yaml.YAMLError) as exc:
         return CheckResult(name, path, False, f"cannot read: {exc}")
     expect = (raw or {}).get("expect") or {} if isinstance(raw, Mapping) else {}
@@ -555,7 +699,7 @@ def check_scenario(path: str | Path) -> CheckResult:
             except Mismatch as exc:
                 failures.append(str(exc))
 
-        report = run_scenario(scenario, step_checker=step_checker)
+        report = run_scenario(scenario, step_checker=step_checker, registry=registry, events=False)
     except (KschedError, ValueError) as exc:
         if want_error is not None and str(want_error) in str(exc):
             return CheckResult(name, path, True)

@@ -1,0 +1,184 @@
+"""What ``ksched simulate -f`` reads: Scenario files, plain manifests, configurations.
+
+Inputs are files or directories (every ``.yaml``, ``.yml`` and ``.json`` below them, in
+name order). Each YAML document is one of:
+
+- a ``Scenario`` (scenario-format.md): at most one among all inputs;
+- a ``KubeSchedulerConfiguration``: at most one; it replaces the scenario's;
+- a ``List`` (``kubectl get -o yaml``): its ``items`` are read as objects;
+- a Kubernetes object (Node, Pod, PriorityClass, ...).
+
+Plain objects next to a Scenario are created with its objects, before its steps; plain
+objects alone make a scenario that creates them all and settles. Everything is read and
+checked before anything runs: one bad document rejects the whole input, and the error
+names the file, the document, the object and the field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+import yaml
+
+from ._errors import ConfigError, ManifestError
+from .api import KubeObject, read_object
+from .cluster import object_key
+from .config import SchedulerConfig, parse_config
+from .simulate import DEFAULT_SETTLE_MAX, Scenario, ScenarioError, Step, parse_scenario
+
+__all__ = ["InputError", "input_files", "load_config_file", "load_inputs"]
+
+SUFFIXES = (".yaml", ".yml", ".json")
+
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class InputError(ScenarioError):
+    """An input that cannot be read (the message names the file, object and field)."""
+
+
+def input_files(paths: Sequence[str | Path]) -> list[Path]:
+    """The files named, directories expanded (sorted); raises InputError if one is missing."""
+    out: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            found = sorted(p for p in path.rglob("*") if p.suffix in SUFFIXES and p.is_file())
+            if not found:
+                raise InputError(f"{path}: no {', '.join(SUFFIXES)} files in this directory")
+            out.extend(found)
+        elif path.exists():
+            out.append(path)
+        else:
+            raise InputError(f"{path}: no such file or directory")
+    return out
+
+
+def _documents(path: Path) -> list[Any]:
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: not a text file: {exc}") from exc
+    try:
+        return [doc for doc in yaml.load_all(text, Loader=_LOADER) if doc is not None]
+    except yaml.YAMLError as exc:
+        raise InputError(f"{path}: invalid YAML: {exc}") from exc
+
+
+def load_config_file(path: str | Path) -> SchedulerConfig:
+    """A KubeSchedulerConfiguration file (or a Scenario file's ``config``).
+
+    Raises:
+        InputError: the file cannot be read or is not YAML.
+        ConfigError: an invalid field; the message starts with the file name.
+    """
+    docs = _documents(Path(path))
+    if len(docs) != 1:
+        raise InputError(f"{path}: expected one KubeSchedulerConfiguration, got {len(docs)}")
+    data = docs[0]
+    if isinstance(data, Mapping) and data.get("kind") == "Scenario":
+        data = data.get("config")
+    return _parse_config(data, str(path))
+
+
+def _parse_config(data: Any, where: str) -> SchedulerConfig:
+    try:
+        return parse_config(data)
+    except ConfigError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+
+
+@attrs.define
+class _Collected:
+    scenarios: list[Scenario] = attrs.field(factory=list)
+    configs: list[tuple[str, SchedulerConfig]] = attrs.field(factory=list)
+    objects: list[KubeObject] = attrs.field(factory=list)
+    defined_in: dict[tuple[str, str], str] = attrs.field(factory=dict)
+
+    def add_object(self, data: Any, where: str) -> None:
+        try:
+            obj = read_object(data)
+        except ManifestError as exc:
+            raise InputError(f"{where}: {exc}") from None
+        key = (type(obj).__name__, object_key(obj))
+        first = self.defined_in.get(key)
+        if first is not None:
+            raise InputError(f"{where}: {key[0]} {key[1]}: already defined at {first}")
+        self.defined_in[key] = where
+        self.objects.append(obj)
+
+
+def _document_places(path: Path, docs: list[Any]) -> Iterator[tuple[str, Any]]:
+    for i, doc in enumerate(docs):
+        yield (f"{path}: document {i + 1}" if len(docs) > 1 else str(path)), doc
+
+
+def load_inputs(
+    paths: Sequence[str | Path], *, config: str | Path | None = None, name: str | None = None
+) -> Scenario:
+    """One scenario from the ``-f`` inputs; ``config`` (a file) replaces its configuration.
+
+    Raises:
+        InputError, ScenarioError, ConfigError: the message names the file and field.
+    """
+    files = input_files(paths)
+    if not files:
+        raise InputError("no input: give a scenario or manifest file (-f FILE_OR_DIR)")
+    got = _Collected()
+    for path in files:
+        for where, doc in _document_places(path, _documents(path)):
+            kind = doc.get("kind") if isinstance(doc, Mapping) else None
+            if kind == "Scenario":
+                got.scenarios.append(parse_scenario(doc, path=where))
+            elif kind == "KubeSchedulerConfiguration":
+                got.configs.append((where, _parse_config(doc, where)))
+            elif kind == "List":
+                items = doc.get("items")
+                if items is None:
+                    continue
+                if not isinstance(items, list):
+                    raise InputError(f"{where}: items: expected a list")
+                for j, item in enumerate(items):
+                    got.add_object(item, f"{where}: items[{j}]")
+            else:
+                got.add_object(doc, where)
+    if len(got.scenarios) > 1:
+        names = ", ".join(s.path for s in got.scenarios)
+        raise InputError(f"one Scenario at a time, got {len(got.scenarios)}: {names}")
+    if len(got.configs) > 1:
+        names = ", ".join(where for where, _ in got.configs)
+        raise InputError(f"one KubeSchedulerConfiguration at a time, got {names}")
+    if got.scenarios:
+        scenario = got.scenarios[0]
+        if got.objects:
+            for obj in scenario.objects:
+                key = (type(obj).__name__, object_key(obj))
+                if key in got.defined_in:
+                    raise InputError(
+                        f"{got.defined_in[key]}: {key[0]} {key[1]}: already defined in "
+                        f"{scenario.path}"
+                    )
+            scenario = attrs.evolve(scenario, objects=(*scenario.objects, *got.objects))
+    else:
+        if not got.objects:
+            raise InputError(f"{', '.join(str(p) for p in paths)}: no Kubernetes objects")
+        label = name or (Path(paths[0]).stem if len(paths) == 1 else "manifests")
+        scenario = Scenario(
+            name=label,
+            source=", ".join(str(p) for p in paths),
+            config=SchedulerConfig(),
+            objects=tuple(got.objects),
+            steps=(Step("settle", seconds=DEFAULT_SETTLE_MAX),),
+            expect={},
+            path=str(paths[0]),
+        )
+    if got.configs:
+        scenario = attrs.evolve(scenario, config=got.configs[0][1])
+    if config is not None:
+        scenario = attrs.evolve(scenario, config=load_config_file(config))
+    return scenario

@@ -1,0 +1,200 @@
+"""What ``run_scenario`` reports beyond placements: per-node usage, the event timeline
+(with simulated times), score weights in ``explain``, the plot history, and the options
+that trim the report for large scenarios."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import yaml
+
+from ksched.simulate import parse_scenario, run_scenario
+
+NODES = """
+  - {apiVersion: v1, kind: Node, metadata: {name: n1},
+     status: {allocatable: {cpu: "2", memory: 4Gi, pods: "10"}}}
+  - {apiVersion: v1, kind: Node, metadata: {name: n2},
+     status: {allocatable: {cpu: "4", memory: 8Gi, pods: "10"}}}
+"""
+
+BASIC = f"""
+apiVersion: ksched/v1alpha1
+kind: Scenario
+metadata: {{name: basic}}
+config:
+  apiVersion: kubescheduler.config.k8s.io/v1
+  kind: KubeSchedulerConfiguration
+  percentageOfNodesToScore: 100
+  profiles:
+    - schedulerName: default-scheduler
+      plugins:
+        multiPoint:
+          enabled:
+            - {{name: PrioritySort}}
+            - {{name: NodeResourcesFit, weight: 3}}
+            - {{name: NodeResourcesBalancedAllocation, weight: 1}}
+            - {{name: DefaultBinder}}
+          disabled: [{{name: "*"}}]
+objects:
+{NODES}
+  - {{apiVersion: v1, kind: Pod, metadata: {{name: running}},
+     spec: {{nodeName: n1, containers: [{{name: c, resources: {{requests: {{cpu: 500m,
+     memory: 1Gi}}}}}}]}}}}
+  - {{apiVersion: v1, kind: Pod, metadata: {{name: web}},
+     spec: {{containers: [{{name: c, resources: {{requests: {{cpu: "1", memory: 1Gi}}}}}}]}}}}
+  - {{apiVersion: v1, kind: Pod, metadata: {{name: huge}},
+     spec: {{containers: [{{name: c, resources: {{requests: {{cpu: "16"}}}}}}]}}}}
+steps:
+  - settle: {{}}
+  - advance: 30s
+  - delete: [{{kind: Pod, name: running}}]
+"""
+
+
+def run(text: str, **options: Any) -> dict[str, Any]:
+    return run_scenario(parse_scenario(yaml.safe_load(text)), **options)
+
+
+def test_nodes_report_requested_and_allocatable() -> None:
+    report = run(BASIC)
+    # web (1 cpu, 1Gi) lands on n2: LeastAllocated prefers the emptier, bigger node.
+    assert report["pods"]["default/web"]["node"] == "n2"
+    assert report["nodes"] == {
+        # "running" was deleted by the last step: n1 is empty again.
+        "n1": {
+            "requested": {"cpu": 0.0, "memory": 0, "pods": 0},
+            "allocatable": {"cpu": 2.0, "memory": 4 << 30, "pods": 10},
+        },
+        "n2": {
+            "requested": {"cpu": 1.0, "memory": 1 << 30, "pods": 1},
+            "allocatable": {"cpu": 4.0, "memory": 8 << 30, "pods": 10},
+        },
+    }
+
+
+def test_events_have_simulated_times_and_run_events() -> None:
+    report = run(BASIC)
+    events = [(e["time"], e["kind"], e["pod"]) for e in report["events"]]
+    assert (0.0, "Bound", "default/web") in events
+    assert (0.0, "Unschedulable", "default/huge") in events
+    # The delete step happened after settle + 30 s of simulated time.
+    assert (30.0, "Deleted", "default/running") in events
+    deleted = next(e for e in report["events"] if e["kind"] == "Deleted")
+    assert deleted["details"] == {"node": "n1"}
+    times = [e["time"] for e in report["events"]]
+    assert times == sorted(times)
+
+
+def test_explain_carries_the_weights_of_the_scoring_plugins() -> None:
+    entry = run(BASIC)["explain"]["default/web"]
+    assert entry["weights"] == {"NodeResourcesFit": 3, "NodeResourcesBalancedAllocation": 1}
+    for node, scores in entry["scores"].items():
+        total = sum(scores[p] * w for p, w in entry["weights"].items())
+        assert scores["total"] == total, node
+    assert entry["selected"] == "n2"
+
+
+def test_explain_options() -> None:
+    assert run(BASIC, explain=False)["explain"] == {}
+    only = run(BASIC, explain=["default/huge"])["explain"]
+    assert set(only) == {"default/huge"}
+    assert only["default/huge"]["filter"]["n1"]["reasons"] == ["Insufficient cpu"]
+
+
+def test_events_and_history_are_optional() -> None:
+    report = run(BASIC, events=False)
+    assert "events" not in report and "history" not in report
+    history = run(BASIC, history=True)["history"]
+    assert history["allocatable"]["n2"] == {"cpu": 4.0, "memory": 8 << 30, "pods": 10}
+    # [time, node, cpu, memory, pods] after each change: running added, web bound,
+    # running deleted at t=30 s.
+    assert history["usage"] == [
+        [0.0, "n1", 0.5, 1 << 30, 1],
+        [0.0, "n2", 1.0, 1 << 30, 1],
+        [30.0, "n1", 0.0, 0, 0],
+    ]
+    assert history["bound"] == [[0.0, 1]]
+
+
+PREEMPTION = f"""
+apiVersion: ksched/v1alpha1
+kind: Scenario
+metadata: {{name: preempt}}
+objects:
+  - {{apiVersion: scheduling.k8s.io/v1, kind: PriorityClass, metadata: {{name: high}}, value: 1000}}
+{NODES}
+  - {{apiVersion: v1, kind: Pod, metadata: {{name: low-1}},
+     spec: {{nodeName: n1, containers: [{{name: c, resources: {{requests: {{cpu: "2"}}}}}}]}}}}
+  - {{apiVersion: v1, kind: Pod, metadata: {{name: low-2}},
+     spec: {{nodeName: n2, containers: [{{name: c, resources: {{requests: {{cpu: "4"}}}}}}]}}}}
+  - {{apiVersion: v1, kind: Pod, metadata: {{name: vip}},
+     spec: {{priorityClassName: high,
+            containers: [{{name: c, resources: {{requests: {{cpu: "2"}}}}}}]}}}}
+"""
+
+
+def test_preemption_events() -> None:
+    report = run(PREEMPTION)
+    kinds = [(e["kind"], e["pod"]) for e in report["events"]]
+    preempted = [pod for kind, pod in kinds if kind == "Preempted"]
+    assert len(preempted) == 1
+    assert report["evicted"] == preempted
+    assert ("Nominated", "default/vip") in kinds
+    # The order a person reads: a victim is evicted, vip fails and is nominated, then bound.
+    order = [k for k, pod in kinds if pod == "default/vip" or k == "Preempted"]
+    assert order == [
+        "Queued",
+        "Attempted",
+        "Preempted",
+        "Unschedulable",
+        "Nominated",
+        "Attempted",
+        "Bound",
+    ]
+    nominated = next(e for e in report["events"] if e["kind"] == "Nominated")
+    assert nominated["details"] == {"node": "n2"}
+
+
+GANG = """
+apiVersion: ksched/v1alpha1
+kind: Scenario
+metadata: {name: gang-timeout}
+config:
+  apiVersion: kubescheduler.config.k8s.io/v1
+  kind: KubeSchedulerConfiguration
+  profiles:
+    - schedulerName: default-scheduler
+      plugins:
+        multiPoint:
+          enabled: [{name: Coscheduling}, {name: NodeResourcesFit}, {name: NodeAffinity},
+                    {name: DefaultBinder}]
+          disabled: [{name: "*"}]
+      pluginConfig:
+        - name: Coscheduling
+          args: {permitWaitingTimeSeconds: 60, podGroupRejectPercentage: 100}
+objects:
+  - {apiVersion: v1, kind: Node, metadata: {name: n1, labels: {zone: a}},
+     status: {allocatable: {cpu: "2", memory: 8Gi, pods: "32"}}}
+  - {apiVersion: scheduling.x-k8s.io/v1alpha1, kind: PodGroup, metadata: {name: pg},
+     spec: {minMember: 3, scheduleTimeoutSeconds: 10}}
+  - {apiVersion: v1, kind: Pod, metadata: {name: p1, labels: {scheduling.x-k8s.io/pod-group: pg}},
+     spec: {containers: [{name: c, resources: {requests: {cpu: "1"}}}]}}
+  - {apiVersion: v1, kind: Pod, metadata: {name: p2, labels: {scheduling.x-k8s.io/pod-group: pg}},
+     spec: {containers: [{name: c, resources: {requests: {cpu: "1"}}}]}}
+  - {apiVersion: v1, kind: Pod, metadata: {name: p3, labels: {scheduling.x-k8s.io/pod-group: pg}},
+     spec: {nodeSelector: {zone: b}, containers: [{name: c, resources: {requests: {cpu: "1"}}}]}}
+steps:
+  - advance: 11s
+"""
+
+
+@pytest.mark.parametrize("pod", ["default/p1", "default/p2"])
+def test_permit_wait_and_timeout_events(pod: str) -> None:
+    events = [e for e in run(GANG)["events"] if e["pod"] == pod]
+    kinds = [(e["time"], e["kind"]) for e in events]
+    assert (0.0, "WaitingOnPermit") in kinds
+    # scheduleTimeoutSeconds: 10 ends the wait at t=10 s of simulated time.
+    rejected = next(e for e in events if e["kind"] == "PermitRejected")
+    assert rejected["time"] == 10.0
+    assert "rejected due to timeout after waiting 10s" in rejected["details"]["message"]
