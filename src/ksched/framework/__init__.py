@@ -11,6 +11,7 @@ from ._events import QueueingHintFn as QueueingHintFn
 from ._interfaces import MAX_NODE_SCORE as MAX_NODE_SCORE
 from ._interfaces import MIN_NODE_SCORE as MIN_NODE_SCORE
 from ._interfaces import BatchFilterPlugin as BatchFilterPlugin
+from ._interfaces import BatchFilterStatuses as BatchFilterStatuses
 from ._interfaces import BatchScoreExtensions as BatchScoreExtensions
 from ._interfaces import BatchScorePlugin as BatchScorePlugin
 from ._interfaces import BindPlugin as BindPlugin
@@ -60,6 +61,7 @@ __all__ = [
     "ActionType",
     "AffinityTerm",
     "BatchFilterPlugin",
+    "BatchFilterStatuses",
     "BatchScoreExtensions",
     "BatchScorePlugin",
     "BindPlugin",

@@ -114,6 +114,10 @@ class NodeToStatus:
     def set(self, node: str, status: Status) -> None:
         self._statuses[node] = status
 
+    def update(self, statuses: Iterable[tuple[str, Status]]) -> None:
+        """Set many nodes' statuses at once."""
+        self._statuses.update(statuses)
+
     def get(self, node: str) -> Status:
         return self._statuses.get(node, self._absent)
 
@@ -198,6 +202,15 @@ class BatchFilterPlugin(FilterPlugin, Protocol):
     """
 
     def filter_batch(self, state: CycleState, pod: Pod, table: NodeTable) -> BoolArray | None: ...
+
+
+class BatchFilterStatuses(Protocol):
+    """Optional on a BatchFilterPlugin: the statuses ``filter`` gives the nodes of ``rows``
+    (all rejected by ``filter_batch``), in ``rows`` order, equal to ``filter`` on each."""
+
+    def filter_batch_statuses(
+        self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray
+    ) -> Sequence[Status | None]: ...
 
 
 class PostFilterPlugin(Plugin, Protocol):

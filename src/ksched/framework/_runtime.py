@@ -559,6 +559,7 @@ class Framework:
         skip = state.skip_filter_plugins
         mask: BoolArray | None = None
         per_node: list[_Call] = []
+        masks: list[tuple[_Call, BoolArray]] = []
         for call in self._filter:
             if call.plugin in skip:
                 continue
@@ -572,6 +573,7 @@ class Framework:
             if result is None:
                 per_node.append(call)
             else:
+                masks.append((call, result))
                 mask = result if mask is None else mask & result
         if mask is None:
             return None
@@ -634,17 +636,20 @@ class Framework:
                     found[pos] = status
         statuses = NodeToStatus()
         if need_statuses or not feasible_pos:
-            rejected = np.flatnonzero(~ok[:processed]).tolist()
+            rejected = np.flatnonzero(~ok[:processed])
             if special is not None:
-                rejected = [pos for pos in rejected if not special[pos]]
-            for pos in rejected:
-                status = _run_filters_sync(self._filter, state, pod, infos[order[pos]])
-                if not status.is_success:
-                    found[pos] = status
-            for pos in sorted(found):
-                status = found[pos]
-                statuses.set(infos[order[pos]].name, status)
-                rejecting.add(status.plugin)
+                rejected = rejected[~special[rejected]]
+            if per_node:
+                # A per-node plugin may come first in the chain: ask the whole chain.
+                for pos in rejected.tolist():
+                    status = _run_filters_sync(self._filter, state, pod, infos[order[pos]])
+                    if not status.is_success:
+                        found[pos] = status
+            else:
+                found.update(self._batch_rejections(state, pod, table, order, rejected, masks))
+            names = table.names
+            statuses.update((names[order[pos]], found[pos]) for pos in sorted(found))
+            rejecting.update(status.plugin for status in found.values())
         feasible_rows = order[feasible_pos]
         return FilterOutcome(
             NodeRows(infos, feasible_rows),
@@ -654,6 +659,47 @@ class Framework:
             error,
             feasible_rows,
         )
+
+    def _batch_rejections(
+        self,
+        state: CycleState,
+        pod: Pod,
+        table: NodeTable,
+        order: IntArray,
+        rejected: IntArray,
+        masks: Sequence[tuple[_Call, BoolArray]],
+    ) -> dict[int, Status]:
+        """Statuses of the ``rejected`` positions when every active Filter has a batch form:
+        each node's first rejecting plugin (in chain order) says why."""
+        found: dict[int, Status] = {}
+        rows = order[rejected]
+        undecided = np.ones(len(rows), dtype=np.bool_)
+        infos = table.infos
+        for call, mask in masks:
+            mine = undecided & ~mask[rows]
+            if not mine.any():
+                continue
+            undecided &= ~mine
+            positions, plugin_rows = rejected[mine].tolist(), rows[mine]
+            statuses_fn = getattr(self.plugins[call.plugin], "filter_batch_statuses", None)
+            try:
+                results: Sequence[Status | None] = (
+                    statuses_fn(state, pod, table, plugin_rows)
+                    if statuses_fn is not None
+                    else [call.fn(state, pod, infos[r]) for r in plugin_rows.tolist()]
+                )
+            except Exception as exc:
+                fault = _fault(call.plugin, "Filter", exc)
+                return dict.fromkeys(positions, fault)
+            named: dict[int, Status] = {}
+            for pos, status in zip(positions, results, strict=True):
+                if status is None or status.is_success or status.code is Code.SKIP:
+                    continue  # cannot happen for a faithful batch form
+                tagged = named.get(id(status))
+                if tagged is None:
+                    tagged = named[id(status)] = status.with_plugin(call.plugin)
+                found[pos] = tagged
+        return found
 
     # ---- PostFilter ---------------------------------------------------------------
 

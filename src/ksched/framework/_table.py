@@ -48,6 +48,7 @@ class NodeTable:
         "hard_tainted",
         "index",
         "infos",
+        "names",
         "nonzero_cpu",
         "nonzero_memory",
         "pod_count",
@@ -66,6 +67,8 @@ class NodeTable:
         n = len(infos)
         self.infos: Sequence[NodeInfo] = infos
         self.index = {info.name: i for i, info in enumerate(infos)}
+        self.names = [info.name for info in infos]
+        """Node name per row."""
 
         def ints() -> IntArray:
             return np.zeros(n, dtype=np.int64)

@@ -777,6 +777,55 @@ class NodeResourcesFit:
             mask &= qty <= alloc_col - req_col
         return mask
 
+    def filter_batch_statuses(
+        self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray
+    ) -> list[Status | None]:
+        """:meth:`filter`'s statuses for rejected ``rows``: each row's missing resources
+        (in :func:`_insufficient`'s order) as bits, one Status per distinct combination."""
+        s = state.get(PRE_FILTER_STATE_KEY)
+        if s is None:
+            return [self.filter(state, pod, info) for info in map(table.infos.__getitem__, rows)]
+        request = s.request
+        checks: list[tuple[str, BoolArray, BoolArray]] = [
+            (
+                REASON_TOO_MANY_PODS,
+                table.pod_count[rows] >= table.alloc_pods[rows],
+                np.zeros(len(rows), dtype=np.bool_),
+            )
+        ]
+        for qty, alloc_col, req_col, reason in (
+            (request.milli_cpu, table.alloc_cpu, table.req_cpu, REASON_INSUFFICIENT_CPU),
+            (request.memory, table.alloc_memory, table.req_memory, REASON_INSUFFICIENT_MEMORY),
+            (
+                request.ephemeral_storage,
+                table.alloc_ephemeral,
+                table.req_ephemeral,
+                REASON_INSUFFICIENT_EPHEMERAL_STORAGE,
+            ),
+        ):
+            if qty > 0:
+                alloc = alloc_col[rows]
+                checks.append((reason, qty > alloc - req_col[rows], qty > alloc))
+        for name, qty in s.checked_scalars:
+            alloc_col, req_col = table.scalar(name)
+            alloc = alloc_col[rows]
+            checks.append((f"Insufficient {name}", qty > alloc - req_col[rows], qty > alloc))
+        missing = np.zeros(len(rows), dtype=np.int64)
+        unresolvable = np.zeros(len(rows), dtype=np.bool_)
+        for bit, (_, lacking, beyond) in enumerate(checks):
+            missing |= lacking.astype(np.int64) << bit
+            unresolvable |= lacking & beyond
+        codes = missing * 2 + unresolvable
+        distinct, which = np.unique(codes, return_inverse=True)
+        made: list[Status | None] = []
+        for code in distinct.tolist():
+            reasons = tuple(
+                reason for bit, (reason, _, _) in enumerate(checks) if code >> 1 >> bit & 1
+            )
+            kind = Code.UNSCHEDULABLE_AND_UNRESOLVABLE if code & 1 else Code.UNSCHEDULABLE
+            made.append(Status(kind, reasons))
+        return [made[i] for i in which.tolist()]
+
     # -- PreScore / Score
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> None:
