@@ -297,7 +297,9 @@ class Framework:
         narrowed_by: list[str] = []
         for call in self._pre_filter:
             try:
-                out = await _invoke(call, state, pod, nodes)
+                out = call.fn(state, pod, nodes)
+                if call.is_async:
+                    out = await out
             except Exception as exc:
                 return None, _fault(call.plugin, "PreFilter", exc), set()
             if isinstance(out, Status):
@@ -372,7 +374,10 @@ class Framework:
             if call.plugin in skip:
                 continue
             try:
-                status: Status | None = await _invoke(call, state, pod, node_info)
+                result = call.fn(state, pod, node_info)
+                if call.is_async:
+                    result = await result
+                status: Status | None = result
             except Exception as exc:
                 return _fault(call.plugin, "Filter", exc)
             if status is not None and status.code not in (Code.SUCCESS, Code.SKIP):
@@ -711,7 +716,10 @@ class Framework:
         last: Status | None = None
         for call in self._post_filter:
             try:
-                result, status = await _invoke(call, state, pod, statuses)
+                outcome = call.fn(state, pod, statuses)
+                if call.is_async:
+                    outcome = await outcome
+                result, status = outcome
             except Exception as exc:
                 return None, _fault(call.plugin, "PostFilter", exc)
             status = SUCCESS if status is None else status.with_plugin(call.plugin)
@@ -732,7 +740,10 @@ class Framework:
         skipped: set[str] = set()
         for call in self._pre_score:
             try:
-                status: Status | None = await _invoke(call, state, pod, nodes)
+                result = call.fn(state, pod, nodes)
+                if call.is_async:
+                    result = await result
+                status: Status | None = result
             except Exception as exc:
                 return _fault(call.plugin, "PreScore", exc)
             if status is None or status.is_success:
@@ -820,7 +831,10 @@ class Framework:
     async def run_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status:
         for call in self._reserve:
             try:
-                status: Status | None = await _invoke(call, state, pod, node_name)
+                result = call.fn(state, pod, node_name)
+                if call.is_async:
+                    result = await result
+                status: Status | None = result
             except Exception as exc:
                 return _fault(call.plugin, "Reserve", exc)
             if status is not None and not status.is_success:
@@ -832,7 +846,9 @@ class Framework:
         with anyio.CancelScope(shield=True):
             for call in reversed(self._unreserve):
                 with contextlib.suppress(Exception):  # one failing Unreserve must not stop the rest
-                    await _invoke(call, state, pod, node_name)
+                    pending = call.fn(state, pod, node_name)
+                    if call.is_async:
+                        await pending
 
     async def run_permit(
         self, state: CycleState, pod: Pod, node_name: str, now: float
@@ -845,7 +861,10 @@ class Framework:
         timeouts: dict[str, float] = {}
         for call in self._permit:
             try:
-                status: Status | None = await _invoke(call, state, pod, node_name)
+                result = call.fn(state, pod, node_name)
+                if call.is_async:
+                    result = await result
+                status: Status | None = result
             except Exception as exc:
                 return _fault(call.plugin, "Permit", exc), None
             if status is None or status.is_success:
@@ -870,7 +889,10 @@ class Framework:
             if call.plugin in state.skip_pre_bind_plugins:
                 continue
             try:
-                status: Status | None = await _invoke(call, state, pod, node_name)
+                result = call.fn(state, pod, node_name)
+                if call.is_async:
+                    result = await result
+                status: Status | None = result
             except Exception as exc:
                 return _fault(call.plugin, "PreBind", exc)
             if status is not None and not status.is_success:
@@ -881,7 +903,10 @@ class Framework:
         """The first Bind plugin that does not SKIP decides."""
         for call in self._bind:
             try:
-                status: Status | None = await _invoke(call, state, pod, node_name)
+                result = call.fn(state, pod, node_name)
+                if call.is_async:
+                    result = await result
+                status: Status | None = result
             except Exception as exc:
                 return _fault(call.plugin, "Bind", exc)
             if status is not None and status.code is Code.SKIP:
@@ -892,4 +917,6 @@ class Framework:
     async def run_post_bind(self, state: CycleState, pod: Pod, node_name: str) -> None:
         for call in self._post_bind:
             with contextlib.suppress(Exception):  # PostBind is informational
-                await _invoke(call, state, pod, node_name)
+                pending = call.fn(state, pod, node_name)
+                if call.is_async:
+                    await pending
