@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import numpy as np
 
 import ksched
 from ksched.api import (
@@ -47,7 +48,7 @@ from ksched.api import (
     PreferredSchedulingTerm,
     WeightedPodAffinityTerm,
 )
-from ksched.framework import Code, CycleState, NodeInfo, Status
+from ksched.framework import Code, CycleState, NodeInfo, NodeTable, Status
 from ksched.testing import PodBuilder, make_node, make_pod
 
 RESULTS = Path(__file__).parent / "results"
@@ -250,6 +251,7 @@ def measure_plugin(
     pod: ksched.Pod,
     nodes: Sequence[NodeInfo],
     repeat: int,
+    table: NodeTable,
 ) -> dict[str, Any]:
     """Per-pod and per-node costs (µs) of the plugin's methods for ``pod``; ``None`` where
     the plugin skips (its PreFilter/PreScore returned Skip) or lacks the method."""
@@ -279,6 +281,11 @@ def measure_plugin(
 
         row["filter_us_per_node"] = _timed(run_filter, repeat) * us / n
         row["feasible_nodes"] = feasible
+        filter_batch = getattr(plugin, "filter_batch", None)
+        if filter_batch is not None and filter_batch(state, pod, table) is not None:
+            row["filter_batch_us_per_node"] = (
+                _timed(lambda: filter_batch(state, pod, table), repeat) * us / n
+            )
     elif filter_fn is not None:
         row["filter_us_per_node"] = None
 
@@ -298,6 +305,12 @@ def measure_plugin(
                 score_fn(state, pod, info)
 
         row["score_us_per_node"] = _timed(run_score, repeat) * us / n
+        score_batch = getattr(plugin, "score_batch", None)
+        rows = np.arange(n, dtype=np.int64)
+        if score_batch is not None and score_batch(state, pod, table, rows) is not None:
+            row["score_batch_us_per_node"] = (
+                _timed(lambda: score_batch(state, pod, table, rows), repeat) * us / n
+            )
         ext_of = _sync(plugin, "score_extensions")
         ext = ext_of() if ext_of is not None else None
         normalize = _sync(ext, "normalize_score") if ext is not None else None
@@ -333,8 +346,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         if not any(name in names for names in points.values()):
             continue
         pod = wanted.get(name, plain_pod())
-        rows.append(measure_plugin(plugin, points, pod, nodes, args.repeat))
-        plain_rows.append(measure_plugin(plugin, points, plain_pod(), nodes, args.repeat))
+        table = scheduler.snapshot.table
+        rows.append(measure_plugin(plugin, points, pod, nodes, args.repeat, table))
+        plain_rows.append(measure_plugin(plugin, points, plain_pod(), nodes, args.repeat, table))
     return {
         "setup_s": setup_s,
         "weights": {name: framework.weights.get(name) for name in points["score"]},
@@ -364,8 +378,8 @@ def markdown(rows: list[dict[str, Any]], plain: list[dict[str, Any]], nodes: int
     head = (
         "| plugin | pod | PreFilter µs/pod | Filter µs/node | PreScore µs/pod "
         "| Score µs/node | NormalizeScore µs/pod | plain pod: Filter µs/node "
-        "| plain pod: Score µs/node |\n"
-        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n"
+        "| plain pod: Score µs/node | batch Filter µs/node | batch Score µs/node |\n"
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n"
     )
     lines = []
     for r in rows:
@@ -374,19 +388,25 @@ def markdown(rows: list[dict[str, Any]], plain: list[dict[str, Any]], nodes: int
             f"| {r['plugin']} | {r['pod']} | {_fmt(r, 'pre_filter_us', 1)} "
             f"| {_fmt(r, 'filter_us_per_node', 3)} | {_fmt(r, 'pre_score_us', 1)} "
             f"| {_fmt(r, 'score_us_per_node', 3)} | {_fmt(r, 'normalize_us', 1)} "
-            f"| {_fmt(p, 'filter_us_per_node', 3)} | {_fmt(p, 'score_us_per_node', 3)} |"
+            f"| {_fmt(p, 'filter_us_per_node', 3)} | {_fmt(p, 'score_us_per_node', 3)} "
+            f"| {_fmt(r, 'filter_batch_us_per_node', 3)} "
+            f"| {_fmt(r, 'score_batch_us_per_node', 3)} |"
         )
     filter_total = sum(r.get("filter_us_per_node") or 0.0 for r in rows)
     score_total = sum(r.get("score_us_per_node") or 0.0 for r in rows)
     lines.append(
         f"| **sum** | | | {filter_total:.3f} | | {score_total:.3f} | | "
         f"{sum(r.get('filter_us_per_node') or 0.0 for r in plain):.3f} "
-        f"| {sum(r.get('score_us_per_node') or 0.0 for r in plain):.3f} |"
+        f"| {sum(r.get('score_us_per_node') or 0.0 for r in plain):.3f} "
+        f"| {sum(r.get('filter_batch_us_per_node') or 0.0 for r in rows):.3f} "
+        f"| {sum(r.get('score_batch_us_per_node') or 0.0 for r in rows):.3f} |"
     )
     note = (
         f"\n{nodes} nodes; µs/node is one call of the per-node method; per-pod figures are one "
         "call over all nodes. `skip`: the plugin's PreFilter/PreScore returned Skip, so the "
-        "framework does not call its Filter/Score for that pod; `n/a`: not implemented.\n"
+        "framework does not call its Filter/Score for that pod; `n/a`: not implemented. "
+        "Batch columns: the plugin's `filter_batch` / `score_batch` over all nodes at once, "
+        "divided by the node count (representative pod).\n"
     )
     return head + "\n".join(lines) + "\n" + note
 
