@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml examples/plugins/pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/ksched simulate examples/scenarios/demo.yaml --output table
+	COLUMNS=$${COLUMNS:-120} $(BIN)/ksched simulate examples/scenarios/demo.yaml --output table
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks examples
