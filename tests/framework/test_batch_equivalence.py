@@ -19,10 +19,9 @@ from typing import Any
 
 import attrs
 import pytest
+from _differential import compare_paths
 
 from ksched import InMemoryCluster, Pod, Scheduler, parse_config
-from ksched._diagnosis import AttemptReport, FitError
-from ksched.framework import CycleState, Status
 from ksched.testing import make_node, make_pod
 
 PODS = int(os.environ.get("KSCHED_DIFFERENTIAL_PODS", "1500"))
@@ -125,27 +124,6 @@ def random_pod(rng: random.Random, i: int, node_names: list[str]) -> Pod:
     return pod.obj()
 
 
-def _status(s: Status) -> tuple[Any, ...]:
-    return (s.code, s.reasons, s.plugin)
-
-
-def _outcome(found: Any) -> Any:
-    if isinstance(found, FitError):
-        return ("fit-error", found.message())
-    if isinstance(found, Status):
-        return ("status", _status(found))
-    return found
-
-
-async def _attempt(
-    scheduler: Scheduler, pod: Pod, *, batching: bool, report: AttemptReport | None
-) -> tuple[Any, int]:
-    fw = scheduler.frameworks["default-scheduler"]
-    fw.batching = batching
-    found = await scheduler._schedule_pod(fw, CycleState(), pod, report)
-    return _outcome(found), scheduler._next_start_node_index
-
-
 @pytest.mark.parametrize("config_name", sorted(CONFIGS))
 @pytest.mark.anyio
 async def test_batch_forms_equal_per_node_plugins(config_name: str, anyio_backend: str) -> None:
@@ -162,27 +140,7 @@ async def test_batch_forms_equal_per_node_plugins(config_name: str, anyio_backen
     scheduled = unschedulable = 0
     for i in range(PODS):
         pod = random_pod(rng, i, node_names)
-        scheduler.cache.update_snapshot(scheduler.snapshot)
-        start, rng_state = scheduler._next_start_node_index, scheduler.rng.getstate()
-
-        per_node = AttemptReport()
-        want = await _attempt(scheduler, pod, batching=False, report=per_node)
-        scheduler._next_start_node_index = start
-        scheduler.rng.setstate(rng_state)
-        batched = AttemptReport()
-        got = await _attempt(scheduler, pod, batching=True, report=batched)
-        assert got == want, pod.name
-        assert {k: _status(v) for k, v in batched.filter.items()} == {
-            k: _status(v) for k, v in per_node.filter.items()
-        }, pod.name
-        assert batched.evaluated == per_node.evaluated, pod.name
-        assert batched.scores == per_node.scores, pod.name
-        assert batched.totals == per_node.totals, pod.name
-        scheduler._next_start_node_index = start
-        scheduler.rng.setstate(rng_state)
-        assert await _attempt(scheduler, pod, batching=True, report=None) == want, pod.name
-
-        chosen = want[0]
+        chosen, _ = await compare_paths(scheduler, pod)
         if isinstance(chosen, str):
             scheduled += 1
             bound = attrs.evolve(pod, spec=attrs.evolve(pod.spec, node_name=chosen))

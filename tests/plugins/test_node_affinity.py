@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
+import numpy as np
 import pytest
 
 from ksched._errors import ConfigError
@@ -22,6 +23,7 @@ from ksched.framework import (
     EventResource,
     Handle,
     NodeInfo,
+    NodeTable,
     PreFilterResult,
     QueueingHint,
     Status,
@@ -399,3 +401,174 @@ def test_invalid_args(args: dict[str, Any], message: str) -> None:
     with pytest.raises(ConfigError) as info:
         plugin(args)
     assert str(info.value).startswith(message)
+
+
+# ---- batch forms -------------------------------------------------------------------------
+
+
+def _filter_both_ways(
+    p: NodeAffinity, pod: Pod, infos: list[NodeInfo], run_pre: bool = True
+) -> tuple[list[bool], list[bool]]:
+    """(per-node Filter passes, filter_batch mask) over ``infos``."""
+    state = CycleState()
+    pre = p.pre_filter(state, pod, infos) if run_pre else None
+    per_node = [p.filter(state, pod, info) is None for info in infos]
+    mask = p.filter_batch(state, pod, NodeTable(infos))
+    names = pre.node_names if isinstance(pre, PreFilterResult) else None
+    if names is not None and names.isdisjoint(info.name for info in infos):
+        assert mask is None  # no node left to judge: the batch form steps aside
+        return per_node, per_node
+    assert mask is not None and mask.dtype == np.bool_
+    return per_node, mask.tolist()
+
+
+@pytest.mark.parametrize(
+    ("pod", "labels", "node_name", "want", "args", "run_pre"),
+    [(row[1], row[2], row[3], row[4], row[7], row[8]) for row in AFFINITY_ROWS],
+    ids=[row[0] for row in AFFINITY_ROWS],
+)
+def test_filter_batch_agrees_with_filter_on_upstream_rows(
+    pod: Pod,
+    labels: dict[str, str],
+    node_name: str,
+    want: Status | None,
+    args: dict[str, Any] | None,
+    run_pre: bool,
+) -> None:
+    # The upstream node, then others that differ by name or labels, in one table.
+    others = [("node1", labels), ("node2", {}), ("node3", {**labels, "foo": "bar"})]
+    nodes = [make_node(node_name, labels)]
+    nodes += [make_node(name, lbls) for name, lbls in others if name != node_name]
+    infos = [NodeInfo.of(n) for n in nodes]
+    per_node, mask = _filter_both_ways(plugin(args), pod, infos, run_pre)
+    assert mask == per_node
+    assert mask[0] is (want is None)
+
+
+GENERATIONS = ["3", "+3", "007", "-2", "2", "4", "2.5", "", " 3", "0x3", "9223372036854775808",
+               "-9223372036854775808", "x9", None]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("op", "value", "want"),
+    [
+        # strconv.ParseInt: a sign and leading zeros are fine; anything else is no number.
+        ("Gt", "2", [True, True, True, False, False, True] + [False] * 8),
+        ("Lt", "4", [True, True, False, True, True, False] + [False] * 5 + [True, False, False]),
+    ],
+)
+def test_filter_batch_parses_gt_lt_values_as_upstream(
+    op: str, value: str, want: list[bool]
+) -> None:
+    infos = [
+        NodeInfo.of(make_node(f"n{i}", {} if g is None else {"gen": g}))
+        for i, g in enumerate(GENERATIONS)
+    ]
+    pod = make_pod(required(term([req("gen", op, value)])))
+    per_node, mask = _filter_both_ways(plugin(), pod, infos)
+    assert per_node == want
+    assert mask == want
+
+
+def test_filter_batch_set_lookup_and_empty_values() -> None:
+    # More values than the compare-each path handles; an empty label value is a value.
+    values = [f"v{i}" for i in range(9)] + [""]
+    infos = [
+        NodeInfo.of(make_node("a", {"k": "v7"})),
+        NodeInfo.of(make_node("b", {"k": ""})),
+        NodeInfo.of(make_node("c", {"k": "w"})),
+        NodeInfo.of(make_node("d", {})),
+    ]
+    for op, want in (
+        ("In", [True, True, False, False]),
+        ("NotIn", [False, False, True, True]),
+    ):
+        per_node, mask = _filter_both_ways(
+            plugin(), make_pod(required(term([req("k", op, *values)]))), infos
+        )
+        assert (per_node, mask) == (want, want), op
+    for op, want in (("Exists", [True, True, True, False]), ("DoesNotExist", [False] * 3 + [True])):
+        per_node, mask = _filter_both_ways(
+            plugin(), make_pod(required(term([req("k", op)]))), infos
+        )
+        assert (per_node, mask) == (want, want), op
+
+
+def test_filter_batch_match_fields_skip_a_node_without_a_name() -> None:
+    infos = [NodeInfo.of(make_node(name, {"zone": "a"})) for name in ("n1", "", "n2", "n3")]
+    cases = [
+        (required(term(fields=[req(NAME, "In", "n2")])), [False, True, True, False]),
+        (required(term(fields=[req(NAME, "NotIn", "n2")])), [True, True, False, True]),
+        (required(term(fields=[req(NAME, "In", "gone")])), [False, True, False, False]),
+        (required(term(fields=[req("metadata.uid", "In", "")])), [True] * 4),
+        (required(term(fields=[req("metadata.uid", "In", "n1")])), [False, True, False, False]),
+        (required(term(fields=[req("metadata.uid", "NotIn", "")])), [False, True, False, False]),
+        (
+            required(term([req("zone", "In", "b")], [req(NAME, "In", "n1")]),
+                     term(fields=[req(NAME, "In", "n3")])),
+            [False, True, False, True],
+        ),
+    ]  # fmt: skip
+    for affinity, want in cases:
+        per_node, mask = _filter_both_ways(plugin(), make_pod(affinity), infos, run_pre=False)
+        assert (per_node, mask) == (want, want), affinity
+
+
+def test_filter_batch_tells_enforced_and_pod_mismatch_apart_from_passing() -> None:
+    p = plugin({"addedAffinity": required(term([req("zone", "NotIn", "c")]))})
+    infos = [
+        NodeInfo.of(make_node(name, labels))
+        for name, labels in (("n1", {"zone": "a"}), ("n2", {"zone": "c"}), ("n3", {"zone": "b"}))
+    ]
+    pod = make_pod(node_selector={"zone": "a"})
+    per_node, mask = _filter_both_ways(p, pod, infos)
+    assert (per_node, mask) == ([True, False, False], [True, False, False])
+
+
+@pytest.mark.parametrize(
+    ("pod", "nodes", "expected", "args", "run_pre_score", "want_pre_score"),
+    [row[1:] for row in PRIORITY_ROWS if row[6] is None],
+    ids=[row[0] for row in PRIORITY_ROWS if row[6] is None],
+)
+def test_score_batch_agrees_with_score_on_upstream_rows(
+    pod: Pod,
+    nodes: list[tuple[str, dict[str, str]]],
+    expected: dict[str, int],
+    args: dict[str, Any] | None,
+    run_pre_score: bool,
+    want_pre_score: Status | None,
+) -> None:
+    p = plugin(args)
+    infos = [NodeInfo.of(make_node("spare", LABEL5))]
+    infos += [NodeInfo.of(make_node(name, labels)) for name, labels in nodes]
+    state = CycleState()
+    if p.pre_score(state, pod, infos[1:]) is not None:
+        return  # SKIP: the framework scores nothing
+    table = NodeTable(infos)
+    rows = np.arange(1, len(infos), dtype=np.int64)
+    raw = p.score_batch(state, pod, table, rows)
+    assert raw is not None
+    assert raw.tolist() == [p.score(state, pod, info) for info in infos[1:]]
+    p.normalize_score_batch(state, pod, raw)
+    assert dict(zip((info.name for info in infos[1:]), raw.tolist(), strict=True)) == expected
+
+
+def test_score_batch_steps_aside_without_pre_score() -> None:
+    infos = [NodeInfo.of(make_node("node1", LABEL1))]
+    got = plugin().score_batch(
+        CycleState(), make_pod(AFFINITY1), NodeTable(infos), np.arange(1, dtype=np.int64)
+    )
+    assert got is None
+
+
+def test_normalize_score_batch_agrees_with_normalize_score() -> None:
+    # The framework uses the batch form whenever it exists, so compare the two directly.
+    p = plugin()
+    rng = np.random.default_rng(3)
+    samples = [[0, 0, 0], [7], [], [1, 2, 3, 250], *rng.integers(0, 400, (20, 9)).tolist()]
+    for raw in samples:
+        by_node = {f"n{i}": v for i, v in enumerate(raw)}
+        p.normalize_score(CycleState(), make_pod(), by_node)
+        scores = np.array(raw, dtype=np.int64)
+        p.normalize_score_batch(CycleState(), make_pod(), scores)
+        assert scores.tolist() == list(by_node.values()), raw

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pytest
 
 from ksched.api import Container, ContainerPort, ObjectMeta, Pod, PodSpec
@@ -15,6 +16,7 @@ from ksched.framework import (
     CycleState,
     EventResource,
     NodeInfo,
+    NodeTable,
     QueueingHint,
     Status,
 )
@@ -96,6 +98,38 @@ def test_node_ports(
         return
     assert plugin.filter(state, pod, node_info) == want_filter
     assert fits(pod, node_info) is (want_filter is None)
+
+
+@pytest.mark.parametrize(
+    ("pod", "existing", "want_pre_filter", "want_filter"),
+    [row[1:] for row in CASES if row[3] is None],
+    ids=[row[0] for row in CASES if row[3] is None],
+)
+def test_filter_batch_agrees_with_filter(
+    pod: Pod, existing: Pod | None, want_pre_filter: None, want_filter: Status | None
+) -> None:
+    # m1 holds the upstream pod; m2 is empty; m3 runs a pod without host ports; m4 holds
+    # the upstream pod too.
+    assert existing is not None
+    infos = [
+        NodeInfo.of(make_node("m1").obj(), [existing]),
+        NodeInfo.of(make_node("m2").obj()),
+        NodeInfo.of(make_node("m3").obj(), [make_pod("plain").req(cpu="1").node("m3").obj()]),
+        NodeInfo.of(make_node("m4").obj(), [existing]),
+    ]
+    plugin = NodePorts()
+    state = CycleState()
+    assert plugin.pre_filter(state, pod, infos) is None
+    mask = plugin.filter_batch(state, pod, NodeTable(infos))
+    assert mask is not None and mask.dtype == np.bool_
+    assert mask.tolist() == [plugin.filter(state, pod, info) is None for info in infos]
+    fits_m1 = want_filter is None
+    assert mask.tolist() == [fits_m1, True, True, fits_m1]
+
+
+def test_filter_batch_steps_aside_without_pre_filter() -> None:
+    table = NodeTable([NodeInfo.of(make_node("m1").obj())])
+    assert NodePorts().filter_batch(CycleState(), new_pod("", "TCP/0.0.0.0/80"), table) is None
 
 
 def test_pre_filter_disabled() -> None:

@@ -610,7 +610,7 @@ class Framework:
         error: Status | None = None
         if not per_node and special is None:
             passing = np.flatnonzero(ok)
-            if len(passing) >= limit:
+            if 0 < limit <= len(passing):
                 passing = passing[:limit]
                 processed = int(passing[-1]) + 1
             else:

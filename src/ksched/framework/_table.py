@@ -36,6 +36,7 @@ class NodeTable:
     """Per-node columns aligned with ``infos`` (the snapshot's node list)."""
 
     __slots__ = (
+        "_codes",
         "_images",
         "_labels",
         "_oversized",
@@ -46,6 +47,7 @@ class NodeTable:
         "alloc_memory",
         "alloc_pods",
         "hard_tainted",
+        "has_ports",
         "index",
         "infos",
         "names",
@@ -83,6 +85,8 @@ class NodeTable:
         self.unschedulable, self.hard_tainted, self.soft_tainted = flags(), flags(), flags()
         self._scalars: dict[str, tuple[IntArray, IntArray]] = {}
         self._labels: dict[str, npt.NDArray[np.object_]] = {}
+        self._codes: dict[str, tuple[IntArray, dict[str, int]]] = {}
+        self.has_ports = flags()
         self._images: dict[str, set[int]] = {}
         self._row_images: list[tuple[str, ...]] = [()] * n
         self._oversized: set[int] = set()
@@ -131,10 +135,14 @@ class NodeTable:
             alloc_col[row] = alloc.scalar.get(name, 0)
             req_col[row] = req.scalar.get(name, 0)
         node = info.node
-        if self._labels:
+        if self._labels or self._codes:
             labels = node.labels
             for key, column in self._labels.items():
                 column[row] = labels.get(key)
+            for key, (codes, vocabulary) in self._codes.items():
+                value = labels.get(key)
+                codes[row] = -1 if value is None else vocabulary.setdefault(value, len(vocabulary))
+        self.has_ports[row] = bool(info.used_ports)
         self.unschedulable[row] = node.spec.unschedulable
         effects = {t.effect for t in node.spec.taints}
         self.hard_tainted[row] = not effects.isdisjoint(_HARD_EFFECTS)
@@ -174,6 +182,21 @@ class NodeTable:
             column[:] = [info.node.labels.get(key) for info in self.infos]
             self._labels[key] = column
         return column
+
+    def label_codes(self, key: str) -> tuple[IntArray, dict[str, int]]:
+        """Node label ``key`` as a code per row (-1 where the node lacks it), and the code
+        of each value seen (codes count up from 0 in the order values were first seen)."""
+        entry = self._codes.get(key)
+        if entry is None:
+            vocabulary: dict[str, int] = {}
+            values = (info.node.labels.get(key) for info in self.infos)
+            codes = np.fromiter(
+                (-1 if v is None else vocabulary.setdefault(v, len(vocabulary)) for v in values),
+                dtype=np.int64,
+                count=len(self.infos),
+            )
+            entry = self._codes[key] = (codes, vocabulary)
+        return entry
 
     def rows_with_images(self, names: Iterable[str]) -> list[int]:
         """Rows whose node holds any of ``names``, in row order."""

@@ -6,7 +6,7 @@ Required terms are ORed; a term's requirements are ANDed; an empty term, or one 
 does not parse, matches no node (a pod's required affinity is parsed lazily, as
 upstream: a broken term only fails itself). Score sums the weights of the matching
 preferred terms (pod's and the configured ``addedAffinity``'s), normalized so the best
-node gets 100.
+node gets 100. The batch forms run the same terms over the node table's label columns.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
+import numpy as np
 
 from .._errors import ConfigError, ManifestError
 from ..api import (
@@ -28,17 +29,21 @@ from ..api import (
 from ..api import NodeAffinity as NodeAffinitySpec
 from ..framework import (
     ActionType,
+    BoolArray,
     ClusterEvent,
     ClusterEventWithHint,
     Code,
     CycleState,
     EventResource,
     Handle,
+    IntArray,
     NodeInfo,
+    NodeTable,
     PreFilterResult,
     QueueingHint,
     Status,
     default_normalize_score,
+    default_normalize_scores,
 )
 from .inter_pod_affinity._validation import aggregate, node_term_errors, parse_int64
 
@@ -154,6 +159,89 @@ class _NodeSelector:
         return any(term.matches(name, labels) for term in self.terms)
 
 
+# ---- batch forms: the same matching over a NodeTable's label columns ---------------
+
+
+def _codes(table: NodeTable, key: str, rows: IntArray | None) -> tuple[IntArray, dict[str, int]]:
+    codes, vocabulary = table.label_codes(key)
+    return (codes if rows is None else codes[rows]), vocabulary
+
+
+def _in_mask(codes: IntArray, vocabulary: dict[str, int], values: frozenset[str]) -> BoolArray:
+    wanted = [vocabulary[v] for v in values if v in vocabulary]
+    if not wanted:
+        return np.zeros(len(codes), dtype=np.bool_)
+    if len(wanted) == 1:
+        one: BoolArray = codes == wanted[0]
+        return one
+    return np.isin(codes, wanted)
+
+
+def _int_mask(codes: IntArray, vocabulary: dict[str, int], greater: bool, number: int) -> BoolArray:
+    """Gt/Lt: the label parses as an int64 above (below) ``number``; absent: no match."""
+
+    def test(value: str) -> bool:
+        have = parse_int64(value)
+        return have is not None and (have > number if greater else have < number)
+
+    lookup = np.fromiter(map(test, vocabulary), np.bool_, len(vocabulary))
+    lookup = np.append(lookup, False)  # code -1 (absent) reads the last entry
+    result: BoolArray = lookup[codes]
+    return result
+
+
+def _expr_mask(expr: _Expr, table: NodeTable, rows: IntArray | None) -> BoolArray:
+    key, op, values, number = expr
+    codes, vocabulary = _codes(table, key, rows)
+    if op == _IN:
+        return _in_mask(codes, vocabulary, values)
+    if op == _NOT_IN:
+        return ~_in_mask(codes, vocabulary, values)
+    if op == _EXISTS:
+        present: BoolArray = codes >= 0
+        return present
+    if op == _DOES_NOT_EXIST:
+        absent: BoolArray = codes < 0
+        return absent
+    return _int_mask(codes, vocabulary, op == _GT, number)
+
+
+def _term_mask(term: _Term, table: NodeTable, rows: IntArray | None) -> BoolArray:
+    """``term.matches`` on every row of ``table`` (or on ``rows``)."""
+    size = len(table) if rows is None else len(rows)
+    mask: BoolArray = np.ones(size, dtype=np.bool_)
+    for expr in term.exprs:
+        mask &= _expr_mask(expr, table, rows)
+    if not term.fields:
+        return mask
+    fields: BoolArray = np.ones(size, dtype=np.bool_)
+    for key, is_in, want in term.fields:
+        hit: BoolArray
+        if key != _NAME_FIELD:  # a node has no other field: it reads as ""
+            hit = np.full(size, want == "", dtype=np.bool_)
+        else:
+            row = table.index.get(want)
+            hit = np.zeros(size, dtype=np.bool_)
+            if row is not None:
+                if rows is None:
+                    hit[row] = True
+                else:
+                    hit = rows == row
+        fields &= hit if is_in else ~hit
+    nameless = table.index.get("")
+    if nameless is not None:  # field requirements do not apply to a node without a name
+        fields |= (np.arange(size) if rows is None else rows) == nameless
+    return mask & fields
+
+
+def _selector_mask(selector: _NodeSelector, table: NodeTable) -> BoolArray:
+    """``selector.matches`` on every row: its terms ORed."""
+    mask: BoolArray = np.zeros(len(table), dtype=np.bool_)
+    for term in selector.terms:
+        mask |= _term_mask(term, table, None)
+    return mask
+
+
 class _RequiredNodeAffinity:
     """A pod's nodeSelector and required node affinity (upstream RequiredNodeAffinity)."""
 
@@ -174,6 +262,22 @@ class _RequiredNodeAffinity:
                 return False
         affinity = self.affinity
         return affinity is None or affinity.matches(node.metadata.name, labels)
+
+    def mask(self, table: NodeTable) -> BoolArray:
+        """``matches`` on every row of ``table``."""
+        mask: BoolArray
+        if self.affinity is None:
+            mask = np.ones(len(table), dtype=np.bool_)
+        else:
+            mask = _selector_mask(self.affinity, table)
+        for key, value in self.selector:
+            codes, vocabulary = table.label_codes(key)
+            code = vocabulary.get(value)
+            if code is None:
+                mask[:] = False
+            else:
+                mask &= codes == code
+        return mask
 
     def match_or_broken(self, node: Node) -> tuple[bool, bool]:
         """(matched, broken): broken when no term matched and some did not parse."""
@@ -213,6 +317,11 @@ class _PreferredTerms:
     def score(self, name: str, labels: Mapping[str, str]) -> int:
         return sum(weight for weight, term in self.terms if term.matches(name, labels))
 
+    def add_scores(self, table: NodeTable, rows: IntArray, scores: IntArray) -> None:
+        """Add ``score`` of each of ``rows`` to ``scores``."""
+        for weight, term in self.terms:
+            scores[_term_mask(term, table, rows)] += weight
+
 
 def _pod_preferred(pod: Pod) -> tuple[_PreferredTerms | None, str | None]:
     affinity = pod.spec.affinity
@@ -224,9 +333,29 @@ def _pod_preferred(pod: Pod) -> tuple[_PreferredTerms | None, str | None]:
     return _PreferredTerms.parse(preferred, "")
 
 
+def _pinned_names(required: NodeSelector) -> frozenset[str] | None:
+    """The node names the required terms pin with matchFields metadata.name In, or None
+    when some term leaves every node possible (terms are ORed)."""
+    if not required.terms:
+        return None
+    names: set[str] = set()
+    for term in required.terms:
+        term_names: set[str] | None = None
+        for req in term.match_fields:
+            if req.key == _NAME_FIELD and req.operator == "In":
+                values = set(req.values)
+                term_names = values if term_names is None else term_names & values
+        if term_names is None:
+            return None
+        names |= term_names
+    return frozenset(names)
+
+
 @attrs.frozen
 class _PreFilterState:
     required: _RequiredNodeAffinity
+    pinned: frozenset[str] | None = None
+    """The node names PreFilter narrowed the nodes to (None: not narrowed)."""
 
     def clone(self) -> _PreFilterState:
         return self
@@ -358,23 +487,13 @@ class NodeAffinity:
             required = affinity.node_affinity.required
         if required is None and self._added_selector is None and not pod.spec.node_selector:
             return _SKIP
-        state.write(PRE_FILTER_STATE_KEY, _PreFilterState(_RequiredNodeAffinity(pod)))
-        if required is None or not required.terms:
+        pinned = None if required is None else _pinned_names(required)
+        state.write(PRE_FILTER_STATE_KEY, _PreFilterState(_RequiredNodeAffinity(pod), pinned))
+        if pinned is None:
             return None
-        # Terms that pin metadata.name narrow the nodes to evaluate.
-        node_names: set[str] | None = None
-        for term in required.terms:
-            term_names: set[str] | None = None
-            for req in term.match_fields:
-                if req.key == _NAME_FIELD and req.operator == "In":
-                    values = set(req.values)
-                    term_names = values if term_names is None else term_names & values
-            if term_names is None:
-                return None  # terms are ORed: this one leaves every node possible
-            node_names = term_names if node_names is None else node_names | term_names
-        if not node_names:
+        if not pinned:
             return _CONFLICT
-        return PreFilterResult(frozenset(node_names))
+        return PreFilterResult(pinned)
 
     def pre_filter_extensions(self) -> None:
         return None
@@ -389,6 +508,14 @@ class NodeAffinity:
         if not required.matches(node):
             return _POD_MISMATCH
         return None
+
+    def filter_batch(self, state: CycleState, pod: Pod, table: NodeTable) -> BoolArray | None:
+        pre: _PreFilterState | None = state.get(PRE_FILTER_STATE_KEY)
+        required = pre.required if pre is not None else _RequiredNodeAffinity(pod)
+        mask = required.mask(table)
+        if self._added_selector is not None:
+            mask &= _selector_mask(self._added_selector, table)
+        return mask
 
     # -- PreScore / Score
 
@@ -418,8 +545,23 @@ class NodeAffinity:
             count += preferred.score(name, labels)
         return count
 
+    def score_batch(
+        self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray
+    ) -> IntArray | None:
+        pre: _PreScoreState | None = state.get(PRE_SCORE_STATE_KEY)
+        if pre is None:
+            return None  # the per-node method parses (and reports) the pod's terms
+        scores: IntArray = np.zeros(len(rows), dtype=np.int64)
+        for preferred in (self._added_preferred, pre.preferred):
+            if preferred is not None:
+                preferred.add_scores(table, rows, scores)
+        return scores
+
     def score_extensions(self) -> NodeAffinity:
         return self
 
     def normalize_score(self, state: CycleState, pod: Pod, scores: dict[str, int]) -> None:
         default_normalize_score(scores)
+
+    def normalize_score_batch(self, state: CycleState, pod: Pod, scores: IntArray) -> None:
+        default_normalize_scores(scores)

@@ -9,9 +9,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
+import numpy as np
+
 from ..api import Pod
 from ..framework import (
     ActionType,
+    BoolArray,
     ClusterEvent,
     ClusterEventWithHint,
     Code,
@@ -20,6 +23,7 @@ from ..framework import (
     Handle,
     HostPortInfo,
     NodeInfo,
+    NodeTable,
     QueueingHint,
     Status,
 )
@@ -93,6 +97,17 @@ class NodePorts:
         if _fits_ports(wanted, node_info.used_ports):
             return None
         return Status(Code.UNSCHEDULABLE, (ERR_REASON,))
+
+    def filter_batch(self, state: CycleState, pod: Pod, table: NodeTable) -> BoolArray | None:
+        wanted = state.get(PRE_FILTER_STATE_KEY)
+        if wanted is None:
+            return None  # the per-node method reports the missing state
+        # Only nodes with ports in use can conflict: look closer at those alone.
+        mask: BoolArray = ~table.has_ports
+        infos = table.infos
+        for row in np.flatnonzero(table.has_ports).tolist():
+            mask[row] = _fits_ports(wanted, infos[row].used_ports)
+        return mask
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [
