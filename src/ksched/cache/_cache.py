@@ -12,7 +12,7 @@ from collections.abc import Iterator, Sequence
 import attrs
 
 from ..api import Node, ObjectMeta, Pod
-from ..framework import ImageStateSummary, NodeInfo, NodeTable, PodInfo
+from ..framework import ImageStateSummary, NodeInfo, NodeTable, PodIndex, PodInfo
 
 __all__ = ["Cache", "Snapshot"]
 
@@ -43,11 +43,16 @@ class Snapshot:
         self._list: list[NodeInfo] = []
         self._with_affinity: list[NodeInfo] = []
         self._with_anti_affinity: list[NodeInfo] = []
+        self._affinity_stale = False
+        """The two lists above need rebuilding (done on first read, not per refresh)."""
         self._index: dict[str, int] = {}
         self.generation = 0
         self.layout = -1
         self.table = NodeTable()
         """The nodes as columns, row ``i`` being ``list()[i]`` (for batch forms)."""
+        self.pod_index = PodIndex()
+        """The pods by label, per-node counts of selected pods and of existing pods'
+        affinity terms, rows as in ``table`` (for the topology plugins)."""
 
     def list(self) -> Sequence[NodeInfo]:
         return self._list
@@ -56,10 +61,19 @@ class Snapshot:
         return self._by_name.get(node_name)
 
     def have_pods_with_affinity(self) -> Sequence[NodeInfo]:
+        if self._affinity_stale:
+            self._list_affinity()
         return self._with_affinity
 
     def have_pods_with_required_anti_affinity(self) -> Sequence[NodeInfo]:
+        if self._affinity_stale:
+            self._list_affinity()
         return self._with_anti_affinity
+
+    def _list_affinity(self) -> None:
+        self._with_affinity = [i for i in self._list if i.pods_with_affinity]
+        self._with_anti_affinity = [i for i in self._list if i.pods_with_required_anti_affinity]
+        self._affinity_stale = False
 
     def __len__(self) -> int:
         return len(self._list)
@@ -278,6 +292,8 @@ class Cache:
             or a.overhead is not b.overhead
             or a.affinity is not b.affinity
             or assumed.metadata.labels is not bound.metadata.labels
+            or assumed.metadata.namespace != bound.metadata.namespace
+            or assumed.metadata.deletion_timestamp != bound.metadata.deletion_timestamp
         ):
             return False
         assert b.node_name is not None
@@ -313,19 +329,30 @@ class Cache:
         """Bring ``snapshot`` up to date, copying only the NodeInfos that changed.
 
         Per cycle this costs O(changed nodes); the node list is rebuilt only when nodes
-        come or go, and the affinity lists only when a changed node holds such pods.
+        come or go, and the affinity lists only when a changed node holds such pods (and
+        then only when next read). The pod index follows the same changes.
         """
         if snapshot.generation == self._generation:
             return
         by_name = snapshot._by_name
         if snapshot.layout != self._layout:
             names = self.node_names()
+            old_by_name = by_name
             by_name = {name: self._fresh_copy(name, by_name.get(name)) for name in names}
             snapshot._by_name = by_name
             snapshot._list = [by_name[name] for name in names]
             snapshot._index = {name: i for i, name in enumerate(names)}
             snapshot.layout = self._layout
             snapshot.table.rebuild(snapshot._list)
+            pod_index = snapshot.pod_index
+            pod_index.relayout(snapshot._list, snapshot._index)
+            for name, old in old_by_name.items():
+                if name not in by_name:
+                    pod_index.replace_node(old, None)
+            for name, copy in by_name.items():
+                old_copy = old_by_name.get(name)
+                if copy is not old_copy:
+                    pod_index.replace_node(old_copy, copy)
             affinity_changed = True
         else:
             affinity_changed = False
@@ -342,14 +369,12 @@ class Cache:
                     continue
                 by_name[name] = snapshot._list[index] = copy
                 snapshot.table.update_row(index, copy)
+                snapshot.pod_index.replace_node(old, copy)
                 affinity_changed = affinity_changed or bool(
                     old.pods_with_affinity or copy.pods_with_affinity
                 )
         if affinity_changed:
-            snapshot._with_affinity = [i for i in snapshot._list if i.pods_with_affinity]
-            snapshot._with_anti_affinity = [
-                i for i in snapshot._list if i.pods_with_required_anti_affinity
-            ]
+            snapshot._affinity_stale = True
         self._dirty.clear()
         self._refreshed_at = snapshot.generation = self._generation
 

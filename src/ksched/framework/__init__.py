@@ -41,10 +41,12 @@ from ._normalize import default_normalize_score as default_normalize_score
 from ._normalize import default_normalize_scores as default_normalize_scores
 from ._normalize import trunc_div as trunc_div
 from ._plugin_args import parse_plugin_args as parse_plugin_args
+from ._pod_index import PodIndex as PodIndex
 from ._status import Code as Code
 from ._status import Status as Status
 from ._table import BoolArray as BoolArray
 from ._table import IntArray as IntArray
+from ._table import NodeRows as NodeRows
 from ._table import NodeTable as NodeTable
 from ._types import AffinityTerm as AffinityTerm
 from ._types import HostPortInfo as HostPortInfo
@@ -78,11 +80,13 @@ __all__ = [
     "ImageStateSummary",
     "IntArray",
     "NodeInfo",
+    "NodeRows",
     "NodeTable",
     "NodeToStatus",
     "PermitPlugin",
     "Plugin",
     "PluginFactory",
+    "PodIndex",
     "PodInfo",
     "PostBindPlugin",
     "PostFilterPlugin",

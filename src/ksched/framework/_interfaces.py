@@ -21,6 +21,7 @@ from ._table import BoolArray, IntArray, NodeTable
 from ._types import NodeInfo, PodInfo
 
 if TYPE_CHECKING:
+    from ._pod_index import PodIndex
     from ._waiting import WaitingPod
 
 __all__ = [
@@ -307,6 +308,10 @@ class SharedLister(Protocol):
     def have_pods_with_affinity(self) -> Sequence[NodeInfo]: ...
 
     def have_pods_with_required_anti_affinity(self) -> Sequence[NodeInfo]: ...
+
+    @property
+    def pod_index(self) -> PodIndex | None:
+        """The snapshot's pod index (pods by label, per-node counts), if it keeps one."""
 
 
 class Handle(Protocol):

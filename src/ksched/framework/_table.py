@@ -215,6 +215,11 @@ class NodeRows(Sequence[NodeInfo]):
         self._infos = infos
         self.rows = rows
 
+    @property
+    def infos(self) -> Sequence[NodeInfo]:
+        """The whole node list the rows index into."""
+        return self._infos
+
     def __len__(self) -> int:
         return len(self.rows)
 

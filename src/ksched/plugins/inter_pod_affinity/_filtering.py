@@ -10,6 +10,7 @@ incoming pod matches. Filter then reads only the node's labels.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from ...api import Node, Pod
 from ...framework import Code, NodeInfo, PodInfo, Status
@@ -78,6 +79,7 @@ class PreFilterState:
         "incoming",
         "namespace_labels",
         "pod",
+        "present",
         "self_match",
     )
 
@@ -93,6 +95,9 @@ class PreFilterState:
         self.pod = pod
         self.incoming = incoming
         self.namespace_labels = namespace_labels
+        self.present: dict[tuple[int, str], Any] | None = None
+        """Set by the indexed PreFilter: by (count kind, topology key), which domain codes
+        hold pods; dropped when the counts change."""
         self.existing_anti_affinity_counts = existing_anti_affinity_counts
         self.affinity_counts = affinity_counts
         self.anti_affinity_counts = anti_affinity_counts
@@ -105,6 +110,7 @@ class PreFilterState:
         copy.incoming = self.incoming
         copy.namespace_labels = self.namespace_labels
         copy.self_match = self.self_match
+        copy.present = None
         copy.existing_anti_affinity_counts = dict(self.existing_anti_affinity_counts)
         copy.affinity_counts = dict(self.affinity_counts)
         copy.anti_affinity_counts = dict(self.anti_affinity_counts)
@@ -112,6 +118,7 @@ class PreFilterState:
 
     def update_with_pod(self, pod_info: PodInfo, node: Node, delta: int) -> None:
         """Count (delta=1) or uncount (delta=-1) ``pod_info`` as running on ``node``."""
+        self.present = None
         labels = node.metadata.labels
         for existing_term in pod_info.required_anti_affinity_terms:
             if existing_term.matches(self.pod, self.namespace_labels):

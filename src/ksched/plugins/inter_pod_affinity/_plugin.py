@@ -10,6 +10,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
+import numpy as np
+import numpy.typing as npt
 
 from ..._errors import ConfigError
 from ...api import Node, Pod, PodAffinityTerm
@@ -23,12 +25,21 @@ from ...framework import (
     EventResource,
     Handle,
     NodeInfo,
+    NodeTable,
     PodInfo,
     PreFilterResult,
     QueueingHint,
     Status,
 )
+from ...framework._pod_index import PodIndex
 from ._filtering import PRE_FILTER_STATE_KEY, PreFilterState, build_pre_filter_state, filter_node
+from ._indexed import (
+    filter_rows,
+    indexed_pre_filter_state,
+    indexed_topology_score,
+    normalize_rows,
+    score_rows,
+)
 from ._scoring import PRE_SCORE_STATE_KEY, PreScoreState, build_topology_score, normalize
 from ._terms import parse_incoming
 from ._validation import label_selector_error
@@ -123,6 +134,18 @@ class InterPodAffinity:
     def __init__(self, args: InterPodAffinityArgs, handle: Handle) -> None:
         self.args = args
         self._handle = handle
+        self.use_index = True
+        """Count from the snapshot's pod index when it covers the nodes (else walk them)."""
+
+    def _index(self, nodes: Sequence[NodeInfo] | None) -> PodIndex | None:
+        """The snapshot's pod index when it counts ``nodes`` (None: the snapshot's list)."""
+        if not self.use_index:
+            return None
+        snapshot = self._handle.snapshot
+        index = getattr(snapshot, "pod_index", None)
+        if not isinstance(index, PodIndex):
+            return None
+        return index if index.covers(snapshot.list() if nodes is None else nodes) else None
 
     @classmethod
     def new(cls, args: Mapping[str, Any] | None, handle: Handle) -> InterPodAffinity:
@@ -222,13 +245,19 @@ class InterPodAffinity:
         incoming = parse_incoming(pod, self._handle.namespace_labels)
         if isinstance(incoming, str):
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (f"parsing pod: {incoming}",))
-        pre = build_pre_filter_state(
-            pod,
-            incoming,
-            self._namespace_labels(pod.namespace),
-            nodes,
-            self._handle.snapshot.have_pods_with_required_anti_affinity(),
-        )
+        index = self._index(nodes)
+        if index is not None:
+            pre = indexed_pre_filter_state(
+                pod, incoming, self._namespace_labels(pod.namespace), index
+            )
+        else:
+            pre = build_pre_filter_state(
+                pod,
+                incoming,
+                self._namespace_labels(pod.namespace),
+                nodes,
+                self._handle.snapshot.have_pods_with_required_anti_affinity(),
+            )
         if (
             not pre.existing_anti_affinity_counts
             and not incoming.required_affinity
@@ -263,6 +292,16 @@ class InterPodAffinity:
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         return filter_node(state.get(PRE_FILTER_STATE_KEY), node_info)
 
+    def filter_batch(
+        self, state: CycleState, pod: Pod, table: NodeTable
+    ) -> npt.NDArray[np.bool_] | None:
+        """Filter over every row of the snapshot's table, from the index's domain codes."""
+        pre: PreFilterState | None = state.get(PRE_FILTER_STATE_KEY)
+        index = self._index(None)
+        if pre is None or index is None or index.infos is not table.infos:
+            return None
+        return filter_rows(pre, index)
+
     # -- PreScore / Score
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
@@ -273,20 +312,30 @@ class InterPodAffinity:
         )
         if self.args.ignore_preferred_terms_of_existing_pods and not has_preferred:
             return _SKIP
-        # Without preferred terms of its own, only pods with affinity can add to a score.
-        snapshot = self._handle.snapshot
-        walk = snapshot.list() if has_preferred else snapshot.have_pods_with_affinity()
         incoming = parse_incoming(pod, self._handle.namespace_labels)
         if isinstance(incoming, str):
             return Status(Code.ERROR, (f"failed to parse pod: {incoming}",))
-        topology_score = build_topology_score(
-            pod,
-            incoming,
-            self._namespace_labels(pod.namespace),
-            walk,
-            all_pods=has_preferred,
-            hard_pod_affinity_weight=self.args.hard_pod_affinity_weight,
-        )
+        index = self._index(None)
+        if index is not None:
+            topology_score = indexed_topology_score(
+                pod,
+                incoming,
+                self._namespace_labels(pod.namespace),
+                index,
+                self.args.hard_pod_affinity_weight,
+            )
+        else:
+            # Without preferred terms of its own, only pods with affinity can add to a score.
+            snapshot = self._handle.snapshot
+            walk = snapshot.list() if has_preferred else snapshot.have_pods_with_affinity()
+            topology_score = build_topology_score(
+                pod,
+                incoming,
+                self._namespace_labels(pod.namespace),
+                walk,
+                all_pods=has_preferred,
+                hard_pod_affinity_weight=self.args.hard_pod_affinity_weight,
+            )
         if not topology_score:
             return _SKIP
         state.write(PRE_SCORE_STATE_KEY, PreScoreState(topology_score))
@@ -298,8 +347,28 @@ class InterPodAffinity:
             raise LookupError(_NO_PRE_SCORE_STATE.message)
         return pre.score(node_info.node.metadata.labels)
 
+    def score_batch(
+        self, state: CycleState, pod: Pod, table: NodeTable, rows: npt.NDArray[np.int64]
+    ) -> npt.NDArray[np.int64] | None:
+        """Score for the table's ``rows``, from the index's domain codes."""
+        pre: PreScoreState | None = state.get(PRE_SCORE_STATE_KEY)
+        index = self._index(None)
+        if pre is None or index is None or index.infos is not table.infos:
+            return None
+        return score_rows(pre.topology_score, index, rows)
+
     def score_extensions(self) -> InterPodAffinity:
         return self
+
+    def normalize_score_batch(
+        self, state: CycleState, pod: Pod, scores: npt.NDArray[np.int64]
+    ) -> None:
+        """normalize_score over an array of scores, in place."""
+        pre: PreScoreState | None = state.get(PRE_SCORE_STATE_KEY)
+        if pre is None:
+            raise LookupError(_NO_PRE_SCORE_STATE.message)
+        if pre.topology_score:
+            normalize_rows(scores)
 
     def normalize_score(self, state: CycleState, pod: Pod, scores: dict[str, int]) -> Status | None:
         pre: PreScoreState | None = state.get(PRE_SCORE_STATE_KEY)

@@ -42,6 +42,7 @@ class IncomingTerm:
         "lookup",
         "namespace_selector",
         "namespaces",
+        "requirements",
         "selector",
         "topology_key",
     )
@@ -67,6 +68,28 @@ class IncomingTerm:
                 (e.key, _OPS[e.operator], frozenset(e.values)) for e in selector.match_expressions
             )
         )
+
+        self.requirements: tuple[tuple[str, str, frozenset[str]], ...] | None = (
+            None
+            if selector is None
+            else tuple((k, "In", frozenset((v,))) for k, v in self._labels)
+            + tuple((e.key, e.operator, frozenset(e.values)) for e in selector.match_expressions)
+        )
+        """The label selector as (key, operator, values); None selects nothing."""
+
+    def accepts_namespace(self, namespace: str) -> bool:
+        """Whether pods of ``namespace`` may match (the namespace part of :meth:`matches`)."""
+        if self.all_namespaces or namespace in self.namespaces:
+            return True
+        ns_selector = self.namespace_selector
+        if ns_selector is None:
+            return False
+        selected = self._memo.get(namespace)
+        if selected is None:
+            labels = self.lookup(namespace)
+            selected = labels is not None and ns_selector.matches(labels)
+            self._memo[namespace] = selected
+        return selected
 
     def matches(self, pod: Pod) -> bool:
         if self.selector is None:

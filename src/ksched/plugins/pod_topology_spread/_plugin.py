@@ -8,6 +8,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 from ...api import Node, Pod
 from ...framework import (
     ActionType,
@@ -18,11 +21,13 @@ from ...framework import (
     EventResource,
     Handle,
     NodeInfo,
+    NodeTable,
     PodInfo,
     PreFilterResult,
     QueueingHint,
     Status,
 )
+from ...framework._pod_index import PodIndex
 from ._args import SYSTEM_DEFAULT_CONSTRAINTS, SYSTEM_DEFAULTING, PodTopologySpreadArgs
 from ._common import (
     DO_NOT_SCHEDULE,
@@ -36,6 +41,7 @@ from ._common import (
     has_all_keys,
 )
 from ._filtering import PreFilterState, compute_pre_filter_state
+from ._indexed import filter_rows, indexed_pre_filter_state, indexed_pre_score_state, score_rows
 from ._scoring import PreScoreState, compute_pre_score_state, normalize, score
 
 __all__ = [
@@ -74,6 +80,8 @@ class PodTopologySpread:
         self._default_constraints = (
             SYSTEM_DEFAULT_CONSTRAINTS if self._system_defaulted else args.default_constraints
         )
+        self.use_index = True
+        """Count from the snapshot's pod index when it covers the nodes (else walk them)."""
 
     @classmethod
     def new(cls, args: Mapping[str, Any] | None, handle: Handle) -> PodTopologySpread:
@@ -122,10 +130,24 @@ class PodTopologySpread:
             return Status.error(f"get constraints from pod: {exc}")
         if not constraints:
             return _SKIP
-        state.write(
-            PRE_FILTER_STATE_KEY, compute_pre_filter_state(pod, constraints, nodes, self._memo)
-        )
+        indexed = self._index(nodes)
+        if indexed is not None:
+            s = indexed_pre_filter_state(pod, constraints, *indexed)
+        else:
+            s = compute_pre_filter_state(pod, constraints, nodes, self._memo)
+        state.write(PRE_FILTER_STATE_KEY, s)
         return None
+
+    def _index(self, nodes: Sequence[NodeInfo]) -> tuple[PodIndex, NodeTable | None] | None:
+        """The snapshot's pod index and node table when the index counts ``nodes``."""
+        if not self.use_index:
+            return None
+        snapshot = self._handle.snapshot
+        index = getattr(snapshot, "pod_index", None)
+        if not isinstance(index, PodIndex) or not index.covers(nodes):
+            return None
+        table = getattr(snapshot, "table", None)
+        return index, table if isinstance(table, NodeTable) else None
 
     def pre_filter_extensions(self) -> PodTopologySpread:
         return self
@@ -163,6 +185,18 @@ class PodTopologySpread:
                 return _NOT_MATCH
         return None
 
+    def filter_batch(
+        self, state: CycleState, pod: Pod, table: NodeTable
+    ) -> npt.NDArray[np.bool_] | None:
+        """Filter over every row of the snapshot's table, from the index's domain codes."""
+        s: PreFilterState | None = state.get(PRE_FILTER_STATE_KEY)
+        if s is None or not self.use_index:
+            return None
+        index = getattr(self._handle.snapshot, "pod_index", None)
+        if not isinstance(index, PodIndex) or index.infos is not table.infos:
+            return None
+        return filter_rows(s, index)
+
     # ---- PreScore / Score ----------------------------------------------------------------
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
@@ -177,7 +211,11 @@ class PodTopologySpread:
             return _SKIP
         # Zone-less nodes still get hostname spreading under the system defaults.
         require_all = bool(pod.spec.topology_spread_constraints) or not self._system_defaulted
-        s = compute_pre_score_state(pod, constraints, nodes, all_nodes, require_all, self._memo)
+        indexed = self._index(all_nodes)
+        if indexed is not None:
+            s = indexed_pre_score_state(pod, constraints, nodes, require_all, *indexed)
+        else:
+            s = compute_pre_score_state(pod, constraints, nodes, all_nodes, require_all, self._memo)
         state.write(PRE_SCORE_STATE_KEY, s)
         return None
 
@@ -186,6 +224,18 @@ class PodTopologySpread:
         if s is None:
             raise LookupError(f'reading "{PRE_SCORE_STATE_KEY}" from cycleState: not found')
         return score(s, node_info)
+
+    def score_batch(
+        self, state: CycleState, pod: Pod, table: NodeTable, rows: npt.NDArray[np.int64]
+    ) -> npt.NDArray[np.int64] | None:
+        """Score for the table's ``rows``, from the index's domain codes and views."""
+        s: PreScoreState | None = state.get(PRE_SCORE_STATE_KEY)
+        if s is None or not self.use_index:
+            return None
+        index = getattr(self._handle.snapshot, "pod_index", None)
+        if not isinstance(index, PodIndex) or index.infos is not table.infos:
+            return None
+        return score_rows(s, index, rows)
 
     def score_extensions(self) -> PodTopologySpread:
         return self

@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from ...api import Pod
 from ...framework import MAX_NODE_SCORE, NodeInfo
@@ -18,10 +18,41 @@ from ._common import (
     SpreadConstraint,
 )
 
-__all__ = ["PreScoreState", "compute_pre_score_state", "normalize", "round_half_away", "score"]
+__all__ = [
+    "HostCount",
+    "MemoHostCount",
+    "PreScoreState",
+    "compute_pre_score_state",
+    "normalize",
+    "round_half_away",
+    "score",
+    "scored_domains",
+]
 
 
 MemoTable = dict[str, tuple[NodeInfo, int, int]]
+HostCount = Callable[[NodeInfo], int]
+"""Matching pods on one node, for a hostname constraint scored node by node."""
+
+
+class MemoHostCount:
+    """Counts a node's matching pods, reusing the count while the NodeInfo is unchanged."""
+
+    __slots__ = ("_count", "_table")
+
+    def __init__(self, table: MemoTable, count: Counter) -> None:
+        self._table = table
+        self._count = count
+
+    def __call__(self, info: NodeInfo) -> int:
+        if not info.pods:
+            return 0
+        entry = self._table.get(info.name)
+        if entry is not None and entry[0] is info and entry[1] == info.generation:
+            return entry[2]
+        cnt = self._count(info.pods)
+        self._table[info.name] = (info, info.generation, cnt)
+        return cnt
 
 
 class PreScoreState:
@@ -43,30 +74,21 @@ class PreScoreState:
         ignored_nodes: set[str],
         topology_value_to_pod_counts: list[dict[str, int]],
         topology_normalizing_weight: list[float],
-        hostname_tables: Sequence[tuple[MemoTable, Counter] | None],
+        host_counts: Sequence[HostCount | None],
     ) -> None:
         self.constraints = constraints
         self.ignored_nodes = ignored_nodes
         self.topology_value_to_pod_counts = topology_value_to_pod_counts
         self.topology_normalizing_weight = topology_normalizing_weight
-        # What Score needs per constraint, flattened once: key, the memo table and counter
-        # of a hostname constraint (None: read the domain counts), counts, weight, maxSkew-1.
-        self.terms: list[
-            tuple[str, MemoTable | None, Counter | None, dict[str, int], float, int]
-        ] = [
-            (
-                c.topology_key,
-                None if host is None else host[0],
-                None if host is None else host[1],
-                counts,
-                weight,
-                c.max_skew - 1,
-            )
+        # What Score needs per constraint, flattened once: key, the per-node counter of a
+        # hostname constraint (None: read the domain counts), counts, weight, maxSkew-1.
+        self.terms: list[tuple[str, HostCount | None, dict[str, int], float, int]] = [
+            (c.topology_key, host, counts, weight, c.max_skew - 1)
             for c, counts, weight, host in zip(
                 constraints,
                 topology_value_to_pod_counts,
                 topology_normalizing_weight,
-                hostname_tables,
+                host_counts,
                 strict=True,
             )
         ]
@@ -80,21 +102,18 @@ def topology_normalizing_weight(size: int) -> float:
     return math.log(size + 2)
 
 
-def compute_pre_score_state(
-    pod: Pod,
+def scored_domains(
     constraints: Sequence[SpreadConstraint],
     filtered_nodes: Sequence[NodeInfo],
-    all_nodes: Sequence[NodeInfo],
     require_all_topologies: bool,
-    memo: CountMemo,
-) -> PreScoreState:
-    """upstream initPreScoreState + the counting pass of PreScore."""
-    n = len(constraints)
-    counts: list[dict[str, int]] = [{} for _ in range(n)]
+) -> tuple[list[dict[str, int]], set[str], list[float]]:
+    """upstream initPreScoreState: per constraint the domains of the scored nodes (counts
+    at 0; none for hostname), the scored nodes lacking a key, and each topology's weight."""
+    counts: list[dict[str, int]] = [{} for _ in constraints]
     ignored: set[str] = set()
     required = [c.topology_key for c in constraints] if require_all_topologies else []
     zonal = [
-        (c, c.topology_key, counts[i])
+        (c.topology_key, counts[i])
         for i, c in enumerate(constraints)
         if c.topology_key != LABEL_HOSTNAME
     ]
@@ -105,9 +124,8 @@ def compute_pre_score_state(
                 ignored.add(info.name)
                 break
         else:
-            for _, key, tally in zonal:
+            for key, tally in zonal:
                 tally.setdefault(labels.get(key, ""), 0)
-
     weights = []
     for i, c in enumerate(constraints):
         size = (
@@ -116,7 +134,25 @@ def compute_pre_score_state(
             else len(counts[i])
         )
         weights.append(topology_normalizing_weight(size))
+    return counts, ignored, weights
 
+
+def compute_pre_score_state(
+    pod: Pod,
+    constraints: Sequence[SpreadConstraint],
+    filtered_nodes: Sequence[NodeInfo],
+    all_nodes: Sequence[NodeInfo],
+    require_all_topologies: bool,
+    memo: CountMemo,
+) -> PreScoreState:
+    """upstream initPreScoreState + the counting pass of PreScore."""
+    counts, ignored, weights = scored_domains(constraints, filtered_nodes, require_all_topologies)
+    required = [c.topology_key for c in constraints] if require_all_topologies else []
+    zonal = [
+        (c, c.topology_key, counts[i])
+        for i, c in enumerate(constraints)
+        if c.topology_key != LABEL_HOSTNAME
+    ]
     if zonal:
         inclusion = NodeInclusion(pod)
         # The memo lookups are inlined on purpose: no call per node on the hot path.
@@ -147,11 +183,13 @@ def compute_pre_score_state(
                         table[name] = (info, generation, found)
                         tally[value] += found
 
-    hostname_tables = [
-        memo.table(c.selector, pod.namespace) if c.topology_key == LABEL_HOSTNAME else None
+    hosts: list[HostCount | None] = [
+        MemoHostCount(*memo.table(c.selector, pod.namespace))
+        if c.topology_key == LABEL_HOSTNAME
+        else None
         for c in constraints
     ]
-    return PreScoreState(constraints, ignored, counts, weights, hostname_tables)
+    return PreScoreState(constraints, ignored, counts, weights, hosts)
 
 
 def round_half_away(x: float) -> int:
@@ -166,21 +204,11 @@ def score(s: PreScoreState, info: NodeInfo) -> int:
         return 0
     labels = info.node.metadata.labels
     total = 0.0
-    for key, table, count, counts, weight, extra in s.terms:
+    for key, host, counts, weight, extra in s.terms:
         value = labels.get(key)
         if value is None:
             continue
-        if count is None or table is None:
-            cnt = counts.get(value, 0)
-        elif not info.pods:
-            cnt = 0
-        else:
-            entry = table.get(info.name)
-            if entry is not None and entry[0] is info and entry[1] == info.generation:
-                cnt = entry[2]
-            else:
-                cnt = count(info.pods)
-                table[info.name] = (info, info.generation, cnt)
+        cnt = counts.get(value, 0) if host is None else host(info)
         total += cnt * weight + extra
     return round_half_away(total)
 
