@@ -103,5 +103,19 @@ def print_table(results: Sequence[RunResult]) -> None:
         notes.extend(f"{label}: {n}" for n in r.notes)
     console = Console()
     console.print(table)
+    points = Table(title="time per extension point, µs per measured pod")
+    names = list(dict.fromkeys(p for r in results for p in (r.extension_points or {})))
+    if names:
+        points.add_column("workload")
+        for name in names:
+            points.add_column(name, justify="right")
+        for r in results:
+            seconds = r.extension_points or {}
+            per_pod = max(r.measured_pods, 1)
+            points.add_row(
+                f"{r.test_case}/{r.workload}",
+                *(f"{seconds.get(name, 0.0) / per_pod * 1e6:.0f}" for name in names),
+            )
+        console.print(points)
     for note in dict.fromkeys(notes):
         console.print(f"[dim]note: {note}[/dim]")
