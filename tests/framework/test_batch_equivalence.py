@@ -17,11 +17,14 @@ import os
 import random
 from typing import Any
 
+import anyio
+import anyio.lowlevel
 import attrs
 import pytest
 from _differential import compare_paths
 
 from ksched import InMemoryCluster, Pod, Scheduler, parse_config
+from ksched.framework import Code, Status
 from ksched.testing import make_node, make_pod
 
 PODS = int(os.environ.get("KSCHED_DIFFERENTIAL_PODS", "1500"))
@@ -153,3 +156,55 @@ async def test_batch_forms_equal_per_node_plugins(config_name: str, anyio_backen
     # The run must have exercised both outcomes, with scoring.
     assert scheduled > PODS // 3
     assert unschedulable > 0
+
+
+class SlowParity:
+    """An async Filter (it awaits) that rejects nodes whose number is odd for even pods."""
+
+    name = "SlowParity"
+
+    @classmethod
+    def new(cls, args: Any, handle: Any) -> SlowParity:
+        return cls()
+
+    async def filter(self, state: Any, pod: Pod, node_info: Any) -> Status | None:
+        await anyio.lowlevel.checkpoint()
+        if int(pod.name.split("-")[1]) % 2 == 0 and int(node_info.name.split("-")[1]) % 2:
+            return Status(Code.UNSCHEDULABLE, ("odd node for an even pod",))
+        return None
+
+
+@pytest.mark.anyio
+async def test_batch_forms_with_an_async_filter_equal_per_node() -> None:
+    """Batch masks for the plain plugins, the async one fanned out over what passes."""
+    rng = random.Random(3)
+    cluster = InMemoryCluster()
+    nodes = [random_node(rng, i) for i in range(60)]
+    for node in nodes:
+        cluster.apply(node)
+    config = parse_config(
+        {
+            "apiVersion": "kubescheduler.config.k8s.io/v1",
+            "kind": "KubeSchedulerConfiguration",
+            "profiles": [
+                {
+                    "schedulerName": "default-scheduler",
+                    "plugins": {"filter": {"enabled": [{"name": "SlowParity"}]}},
+                }
+            ],
+        }
+    )
+    scheduler = Scheduler(config, cluster, seed=2, registry={"SlowParity": SlowParity.new})
+    assert scheduler.frameworks["default-scheduler"].filters_async
+    names = [n.name for n in nodes]
+    outcomes: list[Any] = []
+    for i in range(300):
+        pod = random_pod(rng, i, names)
+        chosen, _ = await compare_paths(scheduler, pod)
+        outcomes.append(chosen)
+        if isinstance(chosen, str):
+            scheduler.cache.assume_pod(
+                attrs.evolve(pod, spec=attrs.evolve(pod.spec, node_name=chosen))
+            )
+    assert sum(isinstance(o, str) for o in outcomes) > 100
+    assert any(not isinstance(o, str) for o in outcomes)

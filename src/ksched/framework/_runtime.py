@@ -369,8 +369,13 @@ class Framework:
         """Filter plugins on one node; the first failure decides."""
         if not self.filters_async:
             return self.run_filter_sync(state, pod, node_info)
+        return await self._run_filters(self._filter, state, pod, node_info)
+
+    async def _run_filters(
+        self, calls: Sequence[_Call], state: CycleState, pod: Pod, node_info: NodeInfo
+    ) -> Status:
         skip = state.skip_filter_plugins
-        for call in self._filter:
+        for call in calls:
             if call.plugin in skip:
                 continue
             try:
@@ -464,14 +469,8 @@ class Framework:
         have nominated pods, which take the per-node two-pass filter.
         # schedule_one.go findNodesThatPassFilters
         """
-        if (
-            table is not None
-            and self.batching
-            and self._filter_batch
-            and not self.filters_async
-            and table.exact
-        ):
-            outcome = self._find_feasible_batch(
+        if table is not None and self.batching and self._filter_batch and table.exact:
+            outcome = await self._find_feasible_batch(
                 state,
                 pod,
                 nodes,
@@ -535,15 +534,18 @@ class Framework:
             if status.code is Code.ERROR:
                 error = status
                 return False
-            statuses.set(info.name, status)
-            rejecting.add(status.plugin)
+            failed[i] = (info.name, status)
             return True
 
+        failed: dict[int, tuple[str, Status]] = {}
         await run_chunked(n, self.parallelism, check)
+        # Statuses in evaluation order, whatever order the workers finished in.
+        statuses.update(failed[i] for i in sorted(failed))
+        rejecting.update(status.plugin for _, status in failed.values())
         ordered = [info for info in slots if info is not None]
         return FilterOutcome(ordered, statuses, len(ordered) + len(statuses), rejecting, error)
 
-    def _find_feasible_batch(
+    async def _find_feasible_batch(
         self,
         state: CycleState,
         pod: Pod,
@@ -616,6 +618,19 @@ class Framework:
             else:
                 processed = n
             feasible_pos = passing.tolist()
+        elif self.filters_async:
+            processed, error = await self._check_candidates_async(
+                state,
+                pod,
+                [infos[r] for r in order.tolist()],
+                np.flatnonzero(ok if special is None else ok | special).tolist(),
+                special,
+                per_node,
+                limit,
+                nominated_for,
+                feasible_pos,
+                found,
+            )
         else:
             processed = n
             candidates = ok if special is None else ok | special
@@ -647,7 +662,11 @@ class Framework:
             if per_node:
                 # A per-node plugin may come first in the chain: ask the whole chain.
                 for pos in rejected.tolist():
-                    status = _run_filters_sync(self._filter, state, pod, infos[order[pos]])
+                    info = infos[order[pos]]
+                    if self.filters_async:
+                        status = await self.run_filter(state, pod, info)
+                    else:
+                        status = _run_filters_sync(self._filter, state, pod, info)
                     if not status.is_success:
                         found[pos] = status
             else:
@@ -664,6 +683,54 @@ class Framework:
             error,
             feasible_rows,
         )
+
+    async def _check_candidates_async(
+        self,
+        state: CycleState,
+        pod: Pod,
+        ordered: Sequence[NodeInfo],
+        candidates: list[int],
+        special: BoolArray | None,
+        per_node: Sequence[_Call],
+        limit: int,
+        nominated_for: Callable[[str], Sequence[PodInfo]] | None,
+        feasible_pos: list[int],
+        found: dict[int, Status],
+    ) -> tuple[int, Status | None]:
+        """Fan the per-node Filters (some async) out over the candidate positions, in
+        order, until ``limit`` pass; fills ``feasible_pos`` and ``found``. Returns the
+        number of positions examined and the first error."""
+        passed: list[int] = []
+        examined: list[int] = []
+        error: Status | None = None
+
+        async def check(i: int) -> bool:
+            nonlocal error
+            pos = candidates[i]
+            info = ordered[pos]
+            if special is not None and special[pos]:
+                assert nominated_for is not None
+                status = await self.run_filter_with_nominated_pods(
+                    state, pod, info, nominated_for(info.name)
+                )
+            else:
+                status = await self._run_filters(per_node, state, pod, info)
+            if len(passed) >= limit or error is not None:
+                return False
+            examined.append(pos)
+            if status.is_success:
+                passed.append(pos)
+                return len(passed) < limit
+            if status.code is Code.ERROR:
+                error = status
+                return False
+            found[pos] = status
+            return True
+
+        await run_chunked(len(candidates), self.parallelism, check)
+        feasible_pos.extend(sorted(passed))
+        stopped = len(passed) >= limit or error is not None
+        return (max(examined) + 1 if stopped and examined else len(ordered)), error
 
     def _batch_rejections(
         self,
