@@ -44,8 +44,10 @@ class CycleState:
 
     def clone(self) -> CycleState:
         copy = CycleState()
+        # A duck-typed look-up: isinstance against the runtime-checkable Protocol is slow.
         copy._data = {
-            k: (v.clone() if isinstance(v, StateData) else v) for k, v in self._data.items()
+            k: (clone() if (clone := getattr(v, "clone", None)) is not None else v)
+            for k, v in self._data.items()
         }
         copy.skip_filter_plugins = self.skip_filter_plugins
         copy.skip_score_plugins = self.skip_score_plugins

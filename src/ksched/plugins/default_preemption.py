@@ -7,11 +7,15 @@
 
 Preemption runs synchronously in the PostFilter (upstream with SchedulerAsyncPreemption
 off): victims are evicted before the pod is nominated to the chosen node.
+
+When the profile runs the built-in NodeResourcesFit Filter, dry runs take two shortcuts
+that change no outcome: a node where the pod cannot fit by resources even with every
+lower-priority pod gone is passed over (it cannot be a candidate), and a pod added back
+while the Fit comparisons reject the node stays a victim without a Filter run.
 """
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
@@ -29,8 +33,10 @@ from ..framework import (
     NodeToStatus,
     PodInfo,
     PostFilterResult,
+    Resource,
     Status,
 )
+from . import node_resources_fit as fit
 
 __all__ = [
     "Candidate",
@@ -55,6 +61,8 @@ MSG_PREFIX = "preemption: "
 WAITING_POD_REJECT_MSG = "preempted"
 
 _MAX_INT32 = 2**31 - 1
+_CPU, _MEMORY, _EPHEMERAL_STORAGE = "cpu", "memory", "ephemeral-storage"
+_REMAINING_CACHE_LIMIT = 50_000
 
 
 # ---- args -----------------------------------------------------------------------------
@@ -152,15 +160,15 @@ def more_important_pod(a: Pod, b: Pod, now: float) -> bool:
     return pod_start_time(a, now) < pod_start_time(b, now)
 
 
-def _by_importance(now: float) -> Callable[[PodInfo], Any]:
-    def compare(x: PodInfo, y: PodInfo) -> int:
-        if more_important_pod(x.pod, y.pod, now):
-            return -1
-        if more_important_pod(y.pod, x.pod, now):
-            return 1
-        return 0
+def _by_importance(now: float) -> Callable[[PodInfo], tuple[int, float]]:
+    """Sort key: most important first, the same order as :func:`more_important_pod`."""
 
-    return functools.cmp_to_key(compare)
+    def key(info: PodInfo) -> tuple[int, float]:
+        pod = info.pod
+        start = pod.status.start_time
+        return -pod.priority, now if start is None else start
+
+    return key
 
 
 def earliest_start_of_highest_priority(pods: Sequence[Pod], now: float) -> float | None:
@@ -329,6 +337,114 @@ def _aggregate(errors: Sequence[str]) -> str:
     return "[" + ", ".join(errors) + "]"
 
 
+@attrs.frozen
+class _FitBound:
+    """The comparisons of the NodeResourcesFit Filter, for pods the profile runs it on.
+
+    A node this check rejects fails the whole Filter chain (whatever runs before the Fit
+    filter can only fail too), which is all preemption needs to know in two places: a
+    node that cannot fit the pod even with every lower-priority pod gone yields no
+    candidate, and a pod added back while the pod no longer fits stays a victim.
+    """
+
+    request: fit.PodResourceRequest
+    scalars: tuple[tuple[str, int], ...]
+
+    def _lacks_room(
+        self,
+        alloc: Resource,
+        num_pods: int,
+        cpu: int,
+        memory: int,
+        storage: int,
+        scalar_used: Sequence[int],
+    ) -> bool:
+        if num_pods + 1 > alloc.allowed_pod_number:
+            return True
+        request = self.request
+        if request.milli_cpu > 0 and request.milli_cpu > alloc.milli_cpu - cpu:
+            return True
+        if request.memory > 0 and request.memory > alloc.memory - memory:
+            return True
+        storage_req = request.ephemeral_storage
+        if storage_req > 0 and storage_req > alloc.ephemeral_storage - storage:
+            return True
+        for (name, qty), in_use in zip(self.scalars, scalar_used, strict=True):
+            if qty > alloc.scalar.get(name, 0) - in_use:
+                return True
+        return False
+
+    def rejects(self, node: NodeInfo, adding: PodInfo | None = None) -> bool:
+        """Whether the Fit filter rejects ``node`` as it is, or with ``adding`` added."""
+        used = node.requested
+        num_pods = len(node.pods)
+        cpu, memory, storage = used.milli_cpu, used.memory, used.ephemeral_storage
+        scalar_used = [used.scalar.get(name, 0) for name, _ in self.scalars]
+        if adding is not None:
+            requests = adding.requests
+            num_pods += 1
+            cpu += requests.get(_CPU, 0)
+            memory += requests.get(_MEMORY, 0)
+            storage += requests.get(_EPHEMERAL_STORAGE, 0)
+            for i, (name, _) in enumerate(self.scalars):
+                scalar_used[i] += requests.get(name, 0)
+        return self._lacks_room(node.allocatable, num_pods, cpu, memory, storage, scalar_used)
+
+    def rejects_after_preemption(
+        self, pod: Pod, node: NodeInfo, remaining: Sequence[int], nominated: Sequence[PodInfo]
+    ) -> bool:
+        """Whether the Fit filter rejects ``node`` holding the ``remaining`` amounts (see
+        :meth:`remaining`) and the pods nominated to it that the first Filter pass adds."""
+        num_pods, cpu, memory, storage, *scalar_used = remaining
+        if not nominated:
+            return self._lacks_room(node.allocatable, num_pods, cpu, memory, storage, scalar_used)
+        priority, uid = pod.priority, pod.uid
+        for info in nominated:
+            if info.pod.priority < priority or info.pod.uid == uid:
+                continue
+            num_pods += 1
+            requests = info.requests
+            cpu += requests.get(_CPU, 0)
+            memory += requests.get(_MEMORY, 0)
+            storage += requests.get(_EPHEMERAL_STORAGE, 0)
+            for i, (name, _) in enumerate(self.scalars):
+                scalar_used[i] += requests.get(name, 0)
+        return self._lacks_room(node.allocatable, num_pods, cpu, memory, storage, scalar_used)
+
+    def remaining(self, node: NodeInfo, priority: int) -> tuple[int, ...]:
+        """Pods, cpu, memory, ephemeral storage and the checked scalars in use on
+        ``node`` once every pod of lower priority than ``priority`` is gone."""
+        used = node.requested
+        num_pods = len(node.pods)
+        cpu, memory, storage = used.milli_cpu, used.memory, used.ephemeral_storage
+        scalars = self.scalars
+        scalar_used = [used.scalar.get(name, 0) for name, _ in scalars]
+        for info in node.pods:
+            if info.pod.priority >= priority:
+                continue
+            num_pods -= 1
+            requests = info.requests
+            cpu -= requests.get(_CPU, 0)
+            memory -= requests.get(_MEMORY, 0)
+            storage -= requests.get(_EPHEMERAL_STORAGE, 0)
+            for i, (name, _) in enumerate(scalars):
+                scalar_used[i] -= requests.get(name, 0)
+        return (num_pods, cpu, memory, storage, *scalar_used)
+
+
+@attrs.frozen
+class _DryRunContext:
+    """What every dry run of one attempt shares.
+
+    ``bound``: the Fit filter's comparisons, when the profile runs that filter for the
+    pod. ``extensions``: whether any PreFilter extension (AddPod/RemovePod) runs for it;
+    without any, adding or removing a pod changes only the NodeInfo.
+    """
+
+    bound: _FitBound | None
+    extensions: bool
+
+
 class _StepError(Exception):
     """A PreFilter extension failed during a dry run; carries its status."""
 
@@ -348,6 +464,9 @@ class DefaultPreemption:
     def __init__(self, args: DefaultPreemptionArgs, handle: Handle) -> None:
         self.args = args
         self.handle = handle
+        self._remaining_cache: dict[
+            tuple[str, int, tuple[tuple[str, int], ...]], tuple[NodeInfo, int, tuple[int, ...]]
+        ] = {}
 
     @classmethod
     def new(cls, args: Mapping[str, Any] | None, handle: Handle) -> DefaultPreemption:
@@ -476,34 +595,125 @@ class DefaultPreemption:
     ) -> tuple[list[Candidate], NodeToStatus, str | None]:
         """Try the nodes from ``offset`` (wrapping) until enough candidates were found:
         at least ``num_candidates`` in all, at least one without a PDB violation.
-        Candidates without violations come first."""
+        Candidates without violations come first.
+
+        A node where the pod cannot fit by resources even with every lower-priority pod
+        gone is passed over without a dry run (it cannot be a candidate). When candidates
+        were found, the statuses leave such nodes out (callers read statuses only when
+        there is none); when none was, they are dry-run after all, so statuses and errors
+        are exactly what dry-running every node gives.
+        """
         non_violating: list[Candidate] = []
         violating: list[Candidate] = []
-        node_statuses = NodeToStatus()
-        errors: list[str] = []
+        # Failed nodes in visiting order; a None status marks a node passed over.
+        failed: list[tuple[NodeInfo, Status | None]] = []
+        ctx = self._context(state)
+        bound = ctx.bound
+        nominated_for = self.handle.nominated_pods_for_node
+        priority = pod.priority
         n = len(potential_nodes)
         for i in range(n):
-            info = potential_nodes[(offset + i) % n].clone()
-            victims, num_violations, status = await self.select_victims_on_node(
-                state.clone(), pod, info, pdbs
-            )
-            if status.is_success and victims:
-                candidate = Candidate(info.name, Victims(tuple(victims), num_violations))
-                bucket = non_violating if num_violations == 0 else violating
-                if len(bucket) < num_candidates:
-                    bucket.append(candidate)
-                if non_violating and len(non_violating) + len(violating) >= num_candidates:
-                    break
+            node = potential_nodes[(offset + i) % n]
+            if bound is not None and bound.rejects_after_preemption(
+                pod, node, self._remaining(bound, node, priority), nominated_for(node.name)
+            ):
+                failed.append((node, None))
                 continue
-            if status.is_success:
-                status = Status(
-                    Code.ERROR, (f'expected at least one victim pod on node "{info.name}"',)
-                )
-            if status.code is Code.ERROR:
-                errors.append(status.message)
-            node_statuses.set(info.name, status)
+            candidate, status = await self._dry_run_node(state, pod, node, pdbs, ctx)
+            if candidate is None:
+                failed.append((node, status))
+                continue
+            bucket = non_violating if candidate.victims.num_pdb_violations == 0 else violating
+            if len(bucket) < num_candidates:
+                bucket.append(candidate)
+            if non_violating and len(non_violating) + len(violating) >= num_candidates:
+                break
+        candidates = non_violating + violating
+        node_statuses = NodeToStatus()
+        errors: list[str] = []
+        for node, maybe_status in failed:
+            if maybe_status is None:
+                if candidates:
+                    continue
+                candidate, maybe_status = await self._dry_run_node(state, pod, node, pdbs, ctx)
+                assert candidate is None, f"node {node.name} was passed over but fits"
+            if maybe_status.code is Code.ERROR:
+                errors.append(maybe_status.message)
+            node_statuses.set(node.name, maybe_status)
         error = _aggregate(errors) if errors else None
-        return non_violating + violating, node_statuses, error
+        return candidates, node_statuses, error
+
+    async def _dry_run_node(
+        self,
+        state: CycleState,
+        pod: Pod,
+        node: NodeInfo,
+        pdbs: Sequence[tuple[PodDisruptionBudget, int]],
+        ctx: _DryRunContext,
+    ) -> tuple[Candidate | None, Status]:
+        """Victims on (a clone of) one node: the candidate, or the failure's status.
+
+        Only PreFilter extensions write to the state in a dry run (Filter reads it, as
+        when it runs across nodes in the scheduling cycle), so without them the state
+        needs no copy.
+        """
+        victims, num_violations, status = await self._select_victims(
+            state.clone() if ctx.extensions else state, pod, node.clone(), pdbs, ctx
+        )
+        if status.is_success and victims:
+            return Candidate(node.name, Victims(tuple(victims), num_violations)), status
+        if status.is_success:
+            status = Status(
+                Code.ERROR, (f'expected at least one victim pod on node "{node.name}"',)
+            )
+        return None, status
+
+    def _remaining(self, bound: _FitBound, node: NodeInfo, priority: int) -> tuple[int, ...]:
+        """``bound.remaining(node, priority)``, kept per node while its NodeInfo (the
+        snapshot's, replaced when the node changes) and its generation stay the same."""
+        key = (node.name, priority, bound.scalars)
+        entry = self._remaining_cache.get(key)
+        if entry is not None and entry[0] is node and entry[1] == node.generation:
+            return entry[2]
+        amounts = bound.remaining(node, priority)
+        if len(self._remaining_cache) >= _REMAINING_CACHE_LIMIT:
+            self._remaining_cache.clear()
+        self._remaining_cache[key] = (node, node.generation, amounts)
+        return amounts
+
+    def _context(self, state: CycleState) -> _DryRunContext:
+        """What the profile runs for this pod, read from its framework when the handle
+        has one (without, nothing is assumed: no shortcut is taken)."""
+        framework = getattr(self.handle, "framework", None)
+        points = getattr(framework, "points", None)
+        plugins = getattr(framework, "plugins", None)
+        if not isinstance(points, Mapping) or not isinstance(plugins, Mapping):
+            return _DryRunContext(None, True)
+        skip = state.skip_filter_plugins
+        extensions = False
+        for name in points.get("preFilter", ()):
+            ext_fn = getattr(plugins.get(name), "pre_filter_extensions", None)
+            if name not in skip and ext_fn is not None and ext_fn() is not None:
+                extensions = True
+        return _DryRunContext(self._fit_bound(state, points, plugins), extensions)
+
+    @staticmethod
+    def _fit_bound(
+        state: CycleState, points: Mapping[str, Any], plugins: Mapping[str, Any]
+    ) -> _FitBound | None:
+        """The Fit filter's comparisons, when they are sound: the profile runs the
+        built-in NodeResourcesFit Filter for this pod and its PreFilter state (the
+        request the Filter compares) is in ``state``."""
+        if fit.NAME not in points.get("filter", ()) or fit.NAME in state.skip_filter_plugins:
+            return None
+        if type(plugins.get(fit.NAME)) is not fit.NodeResourcesFit:
+            return None
+        data = state.get(fit.PRE_FILTER_STATE_KEY)
+        request = getattr(data, "request", None)
+        scalars = getattr(data, "checked_scalars", None)
+        if not isinstance(request, fit.PodResourceRequest) or not isinstance(scalars, tuple):
+            return None
+        return _FitBound(request, scalars)
 
     async def select_victims_on_node(
         self,
@@ -518,21 +728,35 @@ class DefaultPreemption:
         (budget-violating ones first, each group most important first) and keep out
         only those without which it no longer fits.
         """
+        return await self._select_victims(state, pod, node_info, pdbs, self._context(state))
+
+    async def _select_victims(
+        self,
+        state: CycleState,
+        pod: Pod,
+        node_info: NodeInfo,
+        pdbs: Sequence[tuple[PodDisruptionBudget, int]],
+        ctx: _DryRunContext,
+    ) -> tuple[list[Pod], int, Status]:
         handle = self.handle
+        bound, extensions = ctx.bound, ctx.extensions
 
         def remove(info: PodInfo) -> None:
             node_info.remove_pod(info.pod)
-            status = handle.run_pre_filter_extension_remove_pod(state, pod, info, node_info)
-            if not status.is_success:
-                raise _StepError(status)
+            if extensions:
+                status = handle.run_pre_filter_extension_remove_pod(state, pod, info, node_info)
+                if not status.is_success:
+                    raise _StepError(status)
 
         def add(info: PodInfo) -> None:
             node_info.add_pod(info)
-            status = handle.run_pre_filter_extension_add_pod(state, pod, info, node_info)
-            if not status.is_success:
-                raise _StepError(status)
+            if extensions:
+                status = handle.run_pre_filter_extension_add_pod(state, pod, info, node_info)
+                if not status.is_success:
+                    raise _StepError(status)
 
-        potential = [p for p in node_info.pods if self._preemption_allowed(p, pod)]
+        priority = pod.priority
+        potential = [p for p in node_info.pods if p.pod.priority < priority]
         try:
             for info in potential:
                 remove(info)
@@ -544,20 +768,36 @@ class DefaultPreemption:
         if not status.is_success:
             return [], 0, status
         potential.sort(key=_by_importance(handle.now()))
-        violating, non_violating = filter_pods_with_pdb_violation(
-            potential, [p for p, _ in pdbs], [a for _, a in pdbs]
-        )
+        if pdbs:
+            violating, non_violating = filter_pods_with_pdb_violation(
+                potential, [p for p, _ in pdbs], [a for _, a in pdbs]
+            )
+        else:
+            violating, non_violating = [], potential
         victims: list[PodInfo] = []
 
         async def reprieve(info: PodInfo) -> bool:
-            add(info)
-            fits = (
-                await handle.run_filter_plugins_with_nominated_pods(state, pod, node_info)
-            ).is_success
-            if not fits:
+            # Only whether the pod fits matters here, and the Filter chain fails when the
+            # Fit filter rejects the node: that needs no Filter run. Without extensions,
+            # adding a pod without host ports and removing it again leaves the node as
+            # it was, so the pair is skipped too.
+            if bound is not None and not extensions and not info.host_ports:
+                if bound.rejects(node_info, info):
+                    victims.append(info)
+                    return False
+                add(info)
+            else:
+                add(info)
+                if bound is not None and bound.rejects(node_info):
+                    remove(info)
+                    victims.append(info)
+                    return False
+            status = await handle.run_filter_plugins_with_nominated_pods(state, pod, node_info)
+            if not status.is_success:
                 remove(info)
                 victims.append(info)
-            return fits
+                return False
+            return True
 
         num_violating = 0
         try:
