@@ -40,6 +40,7 @@ from ._interfaces import SharedLister as SharedLister
 from ._normalize import default_normalize_score as default_normalize_score
 from ._normalize import default_normalize_scores as default_normalize_scores
 from ._normalize import trunc_div as trunc_div
+from ._parallel import run_chunked as run_chunked
 from ._plugin_args import parse_plugin_args as parse_plugin_args
 from ._pod_index import PodIndex as PodIndex
 from ._status import Code as Code
@@ -113,5 +114,6 @@ __all__ = [
     "default_normalize_score",
     "default_normalize_scores",
     "parse_plugin_args",
+    "run_chunked",
     "trunc_div",
 ]

@@ -17,7 +17,7 @@ while the Fit comparisons reject the node stays a victim without a Filter run.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -35,6 +35,7 @@ from ..framework import (
     PostFilterResult,
     Resource,
     Status,
+    run_chunked,
 )
 from . import node_resources_fit as fit
 
@@ -443,6 +444,8 @@ class _DryRunContext:
 
     bound: _FitBound | None
     extensions: bool
+    waits: bool = False
+    """Some Filter plugin is ``async``: dry runs across nodes go in parallel."""
 
 
 class _StepError(Exception):
@@ -612,14 +615,28 @@ class DefaultPreemption:
         nominated_for = self.handle.nominated_pods_for_node
         priority = pod.priority
         n = len(potential_nodes)
-        for i in range(n):
+
+        async def visit(i: int) -> tuple[Candidate | None, Status | None]:
+            """Dry-run the ``i``-th node from ``offset``; (None, None): passed over."""
             node = potential_nodes[(offset + i) % n]
             if bound is not None and bound.rejects_after_preemption(
                 pod, node, self._remaining(bound, node, priority), nominated_for(node.name)
             ):
+                return None, None
+            return await self._dry_run_node(state, pod, node, pdbs, ctx)
+
+        visited = await self._visit_in_parallel(visit, n, num_candidates) if ctx.waits else None
+        for i in range(n):
+            node = potential_nodes[(offset + i) % n]
+            if visited is None:
+                candidate, status = await visit(i)
+            elif i in visited:
+                candidate, status = visited[i]
+            else:
+                break  # the fan-out stopped: enough candidates came before this node
+            if candidate is None and status is None:
                 failed.append((node, None))
                 continue
-            candidate, status = await self._dry_run_node(state, pod, node, pdbs, ctx)
             if candidate is None:
                 failed.append((node, status))
                 continue
@@ -642,6 +659,30 @@ class DefaultPreemption:
             node_statuses.set(node.name, maybe_status)
         error = _aggregate(errors) if errors else None
         return candidates, node_statuses, error
+
+    async def _visit_in_parallel(
+        self,
+        visit: Callable[[int], Awaitable[tuple[Candidate | None, Status | None]]],
+        n: int,
+        num_candidates: int,
+    ) -> dict[int, tuple[Candidate | None, Status | None]]:
+        """Dry runs across nodes at once (at most ``parallelism``), for Filters that wait.
+
+        Nodes start in order and no new one starts once enough candidates are in hand, so
+        replaying the results in order gives what visiting one by one gives.
+        """
+        results: dict[int, tuple[Candidate | None, Status | None]] = {}
+        found = [0, 0]  # candidates without / with PDB violations
+
+        async def work(i: int) -> bool:
+            results[i] = outcome = await visit(i)
+            candidate = outcome[0]
+            if candidate is not None:
+                found[candidate.victims.num_pdb_violations != 0] += 1
+            return not (found[0] and found[0] + found[1] >= num_candidates)
+
+        await run_chunked(n, self.handle.parallelism, work)
+        return results
 
     async def _dry_run_node(
         self,
@@ -687,15 +728,16 @@ class DefaultPreemption:
         framework = getattr(self.handle, "framework", None)
         points = getattr(framework, "points", None)
         plugins = getattr(framework, "plugins", None)
+        waits = bool(getattr(framework, "filters_async", False))
         if not isinstance(points, Mapping) or not isinstance(plugins, Mapping):
-            return _DryRunContext(None, True)
+            return _DryRunContext(None, True, waits)
         skip = state.skip_filter_plugins
         extensions = False
         for name in points.get("preFilter", ()):
             ext_fn = getattr(plugins.get(name), "pre_filter_extensions", None)
             if name not in skip and ext_fn is not None and ext_fn() is not None:
                 extensions = True
-        return _DryRunContext(self._fit_bound(state, points, plugins), extensions)
+        return _DryRunContext(self._fit_bound(state, points, plugins), extensions, waits)
 
     @staticmethod
     def _fit_bound(
