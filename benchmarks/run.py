@@ -171,8 +171,8 @@ def markdown(results: list[dict[str, Any]], info: dict[str, Any]) -> str:
         )
     lines += [
         "",
-        "Attempt latency is per scheduling attempt; until the engine reports attempt start "
-        "times it is the gap between consecutive attempt outcomes of the serial loop.",
+        "Attempt latency runs from the start of a scheduling attempt (the engine's "
+        "`attempt_start`) to its outcome: bound, unschedulable or waiting at Permit.",
         MARK_END,
         "",
     ]
