@@ -9,7 +9,9 @@ of the term's topology key.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from itertools import repeat
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -58,24 +60,35 @@ def _selected(index: PodIndex, terms: Sequence[IncomingTerm]) -> IntArray | None
     return view.selected(lambda ns: all(t.accepts_namespace(ns) for t in terms))
 
 
-def _totals(index: PodIndex, key: str, rows: IntArray, counts: IntArray) -> list[tuple[str, int]]:
-    """(domain value, pods) of ``key`` for the pods counted at ``rows``."""
+class _Totals(NamedTuple):
+    """Pods per domain of one topology key: parallel lists, in domain-code order, and the
+    domain codes when known."""
+
+    values: list[str]
+    amounts: list[int]
+    codes: IntArray | None
+
+    def items(self) -> Iterator[tuple[str, int]]:
+        return zip(self.values, self.amounts, strict=True)
+
+
+def _totals(index: PodIndex, key: str, rows: IntArray, counts: IntArray) -> _Totals:
+    """Pods per domain of ``key`` for the pods counted at ``rows``."""
     d = index.domains(key)
     codes = d.codes[rows]
     keep = codes >= 0
     sums = np.bincount(codes[keep], weights=counts[keep], minlength=len(d.values))
-    values = d.values
     hit = np.flatnonzero(sums)
-    totals = sums[hit].astype(np.int64).tolist()
-    return list(zip([values[c] for c in hit.tolist()], totals, strict=True))
+    amounts = sums[hit].astype(np.int64).tolist()
+    return _Totals(list(map(d.values.__getitem__, hit.tolist())), amounts, hit)
 
 
-def _row_totals(index: PodIndex, key: str, per_row: IntArray) -> list[tuple[str, int]]:
+def _row_totals(index: PodIndex, key: str, per_row: IntArray) -> _Totals:
     rows = np.flatnonzero(per_row)
     return _totals(index, key, rows, per_row[rows])
 
 
-def _group_totals(index: PodIndex, group: TermGroup) -> list[tuple[str, int]]:
+def _group_totals(index: PodIndex, group: TermGroup) -> _Totals:
     key = group.term.topology_key
     nodes = group.nodes
     infos, rows = index.infos, index.rows
@@ -88,14 +101,14 @@ def _group_totals(index: PodIndex, group: TermGroup) -> list[tuple[str, int]]:
         value = infos[rows[name]].node.metadata.labels.get(key)
         if value is not None:
             out[value] = out.get(value, 0) + n
-    return list(out.items())
+    return _Totals(list(out), list(out.values()), None)
 
 
-def _add_counts(counts: Counts, key: str, totals: list[tuple[str, int]]) -> None:
+def _add_counts(counts: Counts, key: str, totals: _Totals) -> None:
     if not counts:
-        counts.update({(key, value): n for value, n in totals})
+        counts.update(zip(zip(repeat(key), totals.values), totals.amounts, strict=True))
         return
-    for value, n in totals:
+    for value, n in totals.items():
         pair = (key, value)
         counts[pair] = counts.get(pair, 0) + n
 
@@ -105,15 +118,18 @@ def _mark(
     index: PodIndex,
     kind: int,
     key: str,
-    totals: list[tuple[str, int]],
+    totals: _Totals,
 ) -> None:
     """Record the domains of ``totals`` (all with pods) under (kind, key)."""
     d = index.domains(key)
     marks = present.get((kind, key))
     if marks is None:
         marks = present[(kind, key)] = np.zeros(len(d.values) + 1, dtype=np.bool_)
-    code = d.code
-    marks[[code[value] for value, _ in totals]] = True
+    if totals.codes is not None:
+        marks[totals.codes] = True
+    else:
+        code = d.code
+        marks[[code[value] for value in totals.values]] = True
 
 
 def indexed_pre_filter_state(
@@ -163,11 +179,11 @@ def indexed_topology_score(
     """build_topology_score over every pod of the index's snapshot."""
     scores: TopologyScore = {}
 
-    def add(key: str, totals: list[tuple[str, int]], weight: int) -> None:
-        if not totals:
+    def add(key: str, totals: _Totals, weight: int) -> None:
+        if not totals.values:
             return
         by_value = scores.setdefault(key, {})
-        for value, n in totals:
+        for value, n in totals.items():
             by_value[value] = by_value.get(value, 0) + n * weight
 
     for weight, term in incoming.preferred_affinity:
