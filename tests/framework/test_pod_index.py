@@ -7,13 +7,12 @@ import random
 
 import attrs
 
-from ksched.api import Pod
+from ksched.api import Pod, compile_requirements
 from ksched.cache import Cache, Snapshot
 from ksched.framework._pod_index import (
     REQUIRED_ANTI_AFFINITY,
     PodIndex,
     Requirement,
-    compile_requirements,
 )
 from ksched.testing import make_node, make_pod
 

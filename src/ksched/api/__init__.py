@@ -40,11 +40,13 @@ from ._quantity import quantity_value as quantity_value
 from ._resources import DEFAULT_MEMORY_REQUEST as DEFAULT_MEMORY_REQUEST
 from ._resources import DEFAULT_MILLI_CPU_REQUEST as DEFAULT_MILLI_CPU_REQUEST
 from ._resources import pod_requests as pod_requests
+from ._selectors import LabelMatcher as LabelMatcher
 from ._selectors import LabelSelector as LabelSelector
 from ._selectors import LabelSelectorRequirement as LabelSelectorRequirement
 from ._selectors import NodeSelector as NodeSelector
 from ._selectors import NodeSelectorRequirement as NodeSelectorRequirement
 from ._selectors import NodeSelectorTerm as NodeSelectorTerm
+from ._selectors import compile_requirements as compile_requirements
 
 __all__ = [
     "DEFAULT_MEMORY_REQUEST",
@@ -55,6 +57,7 @@ __all__ = [
     "ContainerPort",
     "InvalidQuantityError",
     "KubeObject",
+    "LabelMatcher",
     "LabelSelector",
     "LabelSelectorRequirement",
     "Namespace",
@@ -86,6 +89,7 @@ __all__ = [
     "Toleration",
     "TopologySpreadConstraint",
     "WeightedPodAffinityTerm",
+    "compile_requirements",
     "load_manifests",
     "parse_quantity",
     "parse_time",

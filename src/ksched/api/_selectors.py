@@ -6,16 +6,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 import attrs
 
 __all__ = [
+    "LabelMatcher",
     "LabelSelector",
     "LabelSelectorRequirement",
     "NodeSelector",
     "NodeSelectorRequirement",
     "NodeSelectorTerm",
+    "compile_requirements",
 ]
 
 _EMPTY: Mapping[str, str] = {}
@@ -143,3 +145,45 @@ class NodeSelector:
 
     def matches(self, node_name: str, labels: Mapping[str, str]) -> bool:
         return any(term.matches(node_name, labels) for term in self.terms)
+
+
+LabelMatcher = Callable[[Mapping[str, str]], bool]
+"""Whether a set of labels satisfies something."""
+
+
+def _requirement_matcher(key: str, op: str, values: frozenset[str]) -> LabelMatcher:
+    if op == "In":
+        if len(values) == 1:
+            (only,) = values
+            return lambda labels: labels.get(key) == only
+        return lambda labels: labels.get(key) in values
+    if op == "NotIn":
+        return lambda labels: labels.get(key) not in values
+    if op == "Exists":
+        return lambda labels: key in labels
+    if op == "DoesNotExist":
+        return lambda labels: key not in labels
+    raise ValueError(f"unknown selector operator {op!r}")
+
+
+def compile_requirements(
+    requirements: Sequence[tuple[str, str, frozenset[str]]],
+) -> LabelMatcher:
+    """One function for ``(key, operator, values)`` requirements, all of which must hold;
+    for matching many label sets against one selector (no requirement: everything)."""
+    fns = [_requirement_matcher(*r) for r in requirements]
+    if not fns:
+        return lambda labels: True
+    if len(fns) == 1:
+        return fns[0]
+    if len(fns) == 2:
+        first, second = fns
+        return lambda labels: first(labels) and second(labels)
+
+    def every(labels: Mapping[str, str]) -> bool:
+        for fn in fns:  # noqa: SIM110 - a plain loop beats all(<genexpr>) per pod
+            if not fn(labels):
+                return False
+        return True
+
+    return every

@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 import numpy as np
 import numpy.typing as npt
 
+from ..api import compile_requirements
 from ._types import AffinityTerm, NodeInfo, PodInfo
 
 __all__ = [
@@ -36,7 +37,6 @@ __all__ = [
     "Requirement",
     "SelectorView",
     "TermGroup",
-    "compile_requirements",
 ]
 
 IntArray = npt.NDArray[np.int64]
@@ -48,38 +48,6 @@ REQUIRED_AFFINITY = 0
 REQUIRED_ANTI_AFFINITY = 1
 PREFERRED_AFFINITY = 2
 PREFERRED_ANTI_AFFINITY = 3
-
-
-def _requirement(key: str, op: str, values: frozenset[str]) -> Callable[[Labels], bool]:
-    if op == "In":
-        if len(values) == 1:
-            (only,) = values
-            return lambda labels: labels.get(key) == only
-        return lambda labels: labels.get(key) in values
-    if op == "NotIn":
-        return lambda labels: labels.get(key) not in values
-    if op == "Exists":
-        return lambda labels: key in labels
-    if op == "DoesNotExist":
-        return lambda labels: key not in labels
-    raise ValueError(f"unknown selector operator {op!r}")
-
-
-def compile_requirements(requirements: Sequence[Requirement]) -> Callable[[Labels], bool]:
-    """A function telling whether labels satisfy every requirement."""
-    fns = [_requirement(*r) for r in requirements]
-    if not fns:
-        return lambda labels: True
-    if len(fns) == 1:
-        return fns[0]
-
-    def every(labels: Labels) -> bool:
-        for fn in fns:  # noqa: SIM110 - a plain loop beats all(<genexpr>) per pod
-            if not fn(labels):
-                return False
-        return True
-
-    return every
 
 
 def canonical(requirements: Iterable[Requirement]) -> tuple[Requirement, ...]:

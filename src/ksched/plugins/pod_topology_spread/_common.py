@@ -11,7 +11,7 @@ from typing import Any
 
 import attrs
 
-from ...api import LabelSelector, Node, Pod, TopologySpreadConstraint
+from ...api import LabelSelector, Node, Pod, TopologySpreadConstraint, compile_requirements
 from ...framework import NodeInfo, PodInfo
 
 __all__ = [
@@ -58,37 +58,6 @@ def _always(labels: Labels) -> bool:
     return True
 
 
-def _requirement_matcher(key: str, op: str, values: frozenset[str]) -> Matcher:
-    if op == "In":
-        if len(values) == 1:
-            (only,) = values
-            return lambda labels: labels.get(key) == only
-        return lambda labels: labels.get(key) in values
-    if op == "NotIn":
-        return lambda labels: labels.get(key) not in values
-    if op == "Exists":
-        return lambda labels: key in labels
-    return lambda labels: key not in labels
-
-
-def _all_of(fns: Sequence[Matcher]) -> Matcher:
-    if len(fns) == 2:
-        first, second = fns
-
-        def both(labels: Labels) -> bool:
-            return first(labels) and second(labels)
-
-        return both
-
-    def every(labels: Labels) -> bool:
-        for fn in fns:  # noqa: SIM110 - a plain loop beats all(<genexpr>) per pod
-            if not fn(labels):
-                return False
-        return True
-
-    return every
-
-
 class Selector:
     """A parsed label selector (upstream ``labels.Selector``), compiled once.
 
@@ -105,10 +74,8 @@ class Selector:
             self.matches = _never
         elif not requirements:
             self.matches = _always
-        elif len(requirements) == 1:
-            self.matches = _requirement_matcher(*requirements[0])
         else:
-            self.matches = _all_of([_requirement_matcher(*r) for r in requirements])
+            self.matches = compile_requirements(requirements)
 
     NOTHING: Selector
     """Matches nothing (a constraint without ``labelSelector``)."""
