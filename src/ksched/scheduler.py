@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -168,7 +168,7 @@ class Scheduler:
         registry: Registry | None = None,
         seed: int | None = None,
         observer: Callable[[SchedulingEvent], None] | None = None,
-        explain: bool = False,
+        explain: bool | Collection[str] = False,
         plugin_timeout: float = 30.0,
         timings: bool = False,
     ) -> None:
@@ -181,6 +181,8 @@ class Scheduler:
         self.records: dict[str, PodRecord] = {}
         self.observer = observer
         self.explain = explain
+        """Record what each attempt evaluated (True), or only for these pod keys."""
+        self._explain_only = None if isinstance(explain, bool) else frozenset(explain)
         self.plugin_timeout = plugin_timeout
         self.timings = timings
         """Measure attempts: ``attempt_start`` on outcome events, seconds per extension point."""
@@ -450,7 +452,8 @@ class Scheduler:
     ) -> _Failure | tuple[Pod, str, WaitingPod | None]:
         pod = qpi.pod
         self.cache.update_snapshot(self.snapshot)
-        report = AttemptReport() if self.explain else None
+        explain = self.explain and (self._explain_only is None or pod.key in self._explain_only)
+        report = AttemptReport() if explain else None
         if len(self.snapshot) == 0:
             return _Failure(
                 Status(
@@ -562,7 +565,7 @@ class Scheduler:
                     return outcome.error
                 if outcome.feasible:
                     if report is not None:
-                        report.filter[nominated] = Status(Code.SUCCESS)
+                        report.filter[nominated] = _FITS
                         report.selected = nominated
                     return nominated
         nodes: Sequence[NodeInfo] = all_nodes
@@ -608,8 +611,7 @@ class Scheduler:
             ]
             for name, st in outcome.statuses.items():
                 report.filter[name] = st
-            for info in outcome.feasible:
-                report.filter[info.name] = Status(Code.SUCCESS)
+            report.filter.update(dict.fromkeys((i.name for i in outcome.feasible), _FITS))
         if outcome.error is not None:
             return outcome.error
         feasible = outcome.feasible
@@ -800,6 +802,9 @@ class Scheduler:
                 self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, assumed, None)
                 await self._handle_failure(fw, qpi, _Failure(status, clear_nomination=True))
 
+
+_FITS = Status(Code.SUCCESS)
+"""A feasible node's entry in an AttemptReport."""
 
 _ATTEMPT_OUTCOMES = frozenset({"Bound", "Unschedulable", "SchedulerError", "WaitingOnPermit"})
 

@@ -249,7 +249,7 @@ class _Run:
         on_event: Callable[[SchedulingEvent], None] | None,
         *,
         registry: Registry | None = None,
-        explain: bool = True,
+        explain: bool | Collection[str] = True,
         history: bool = False,
     ) -> None:
         self.scenario = scenario
@@ -531,9 +531,7 @@ def run_scenario(
     only = None if isinstance(explain, bool) else frozenset(explain)
 
     async def main() -> None:
-        run = _Run(
-            scenario, seed, on_event, registry=registry, explain=bool(explain), history=history
-        )
+        run = _Run(scenario, seed, on_event, registry=registry, explain=explain, history=history)
         run.t0 = anyio.current_time()
         async with anyio.create_task_group() as tg:
             await tg.start(run.scheduler.serve)
