@@ -376,6 +376,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser(argv).parse_args(argv)
     try:
         code: int = args.run(args)
+    except BrokenPipeError:
+        # The reader went away (``| head``): stop quietly, as command-line tools do.
+        sys.stderr.close()
+        return 0
     except (KschedError, ValueError, OSError) as exc:
         print(f"ksched: error: {exc}", file=sys.stderr)
         return 2
