@@ -429,6 +429,11 @@ class Scheduler:
             result = _Failure(
                 Status(Code.ERROR, (f"scheduling cycle timed out after {self.plugin_timeout}s",))
             )
+        except Exception as exc:
+            # A fault the framework did not turn into a Status: the pod is retried with
+            # backoff and the loop goes on.
+            message = f"scheduling cycle failed: {type(exc).__name__}: {exc}"
+            result = _Failure(Status(Code.ERROR, (message,)), clear_nomination=True)
         except BaseException as exc:
             if _is_cancel(exc):
                 with anyio.CancelScope(shield=True):

@@ -155,6 +155,14 @@ class ScoreOutcome:
         return dict(zip((info.name for info in self.nodes), self.total.tolist(), strict=True))
 
 
+def _is_mask(value: object, size: int) -> bool:
+    return isinstance(value, np.ndarray) and value.dtype == np.bool_ and value.shape == (size,)
+
+
+def _is_scores(value: object, size: int) -> bool:
+    return isinstance(value, np.ndarray) and value.dtype == np.int64 and value.shape == (size,)
+
+
 def _int_scores(values: Sequence[int]) -> IntArray:
     """Plugin scores as int64; OverflowError for a value int64 cannot hold."""
     return np.array(values, dtype=np.int64) if values else np.zeros(0, dtype=np.int64)
@@ -577,6 +585,8 @@ class Framework:
                     result = batch(state, pod, table)
                 except Exception:
                     result = None  # the per-node method reports the fault
+                if result is not None and not _is_mask(result, len(table)):
+                    result = None  # not a mask over the table: judge per node
             if result is None:
                 per_node.append(call)
             else:
@@ -848,6 +858,11 @@ class Framework:
                 if batch_ok and sp.batch is not None:
                     assert table is not None and rows is not None
                     values = sp.batch(state, pod, table, rows)
+                if values is not None and not _is_scores(values, len(nodes)):
+                    raise TypeError(
+                        f"score_batch returned {type(values).__name__}, "
+                        f"not {len(nodes)} int64 scores"
+                    )
                 if values is None:
                     if sp.call.is_async:
                         values = await self._score_async(sp, state, pod, nodes)
