@@ -105,6 +105,33 @@ def test_simulate_bad_quantity_exits_2_naming_object_and_field(
     assert "objects[1]" in err
 
 
+@pytest.mark.parametrize(
+    ("gates", "message"),
+    [
+        ("Batching=true", "unknown feature gate 'Batching' (known: OpportunisticBatching)"),
+        ("OpportunisticBatching=maybe", "expected OpportunisticBatching=true or"),
+        ("OpportunisticBatching", "expected OpportunisticBatching=true or"),
+    ],
+)
+def test_simulate_bad_feature_gate_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], gates: str, message: str
+) -> None:
+    path = write(tmp_path, "s.yaml", SCENARIO)
+    assert main(["simulate", str(path), "--feature-gates", gates]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_simulate_with_batching_off_gives_the_same_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, "s.yaml", SCENARIO)
+    assert main(["simulate", str(path), "-o", "json"]) == 0
+    on = json.loads(capsys.readouterr().out)
+    off_gate = "OpportunisticBatching=false"
+    assert main(["simulate", str(path), "-o", "json", "--feature-gates", off_gate]) == 0
+    assert json.loads(capsys.readouterr().out)["pods"] == on["pods"]
+
+
 def test_simulate_unknown_kind_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     text = SCENARIO.replace("kind: Node,", "kind: Gizmo,")
     assert main(["simulate", str(write(tmp_path, "k.yaml", text))]) == 2

@@ -129,6 +129,28 @@ class _Progress:
             self.progress.update(self.task, completed=len(self.done))
 
 
+FEATURE_GATES = ("OpportunisticBatching",)
+
+
+def _feature_gates(values: Sequence[str] | None) -> dict[str, bool]:
+    """``--feature-gates A=true,B=false`` (repeatable), as kube-scheduler takes them."""
+    gates: dict[str, bool] = {}
+    for value in values or ():
+        for item in filter(None, (part.strip() for part in value.split(","))):
+            name, sep, raw = item.partition("=")
+            if name not in FEATURE_GATES:
+                known = ", ".join(FEATURE_GATES)
+                raise KschedError(
+                    f"--feature-gates: unknown feature gate {name!r} (known: {known})"
+                )
+            if not sep or raw.lower() not in ("true", "false"):
+                raise KschedError(
+                    f"--feature-gates: {item!r}: expected {name}=true or {name}=false"
+                )
+            gates[name] = raw.lower() == "true"
+    return gates
+
+
 def _simulate(args: argparse.Namespace) -> int:
     from ._inputs import load_inputs
     from ._plot import require_matplotlib, write_plot
@@ -138,6 +160,7 @@ def _simulate(args: argparse.Namespace) -> int:
     inputs = [*(args.file or []), *(args.inputs or [])]
     if not inputs:
         raise KschedError("simulate: no input: give a FILE or -f FILE_OR_DIR")
+    gates = _feature_gates(args.feature_gates)
     scenario = load_inputs(inputs, config=args.config)
     registry = _plugin_registry(args.plugin)
     output = args.output or ("table" if sys.stdout.isatty() else "json")
@@ -161,6 +184,7 @@ def _simulate(args: argparse.Namespace) -> int:
             events=args.events,
             history=bool(args.plot),
             on_event=progress.on_event if progress is not None else None,
+            opportunistic_batching=gates.get("OpportunisticBatching", True),
         )
     finally:
         if progress is not None:
@@ -343,6 +367,12 @@ def _parser(argv: Sequence[str]) -> argparse.ArgumentParser:
     sim.add_argument("--plot", metavar="FILE.png", help="draw utilization over time (ksched[plot])")
     sim.add_argument(
         "--rows", type=int, default=100, help="rows per table in table output (0: all)"
+    )
+    sim.add_argument(
+        "--feature-gates",
+        action="append",
+        metavar="NAME=BOOL,...",
+        help="turn features on or off: OpportunisticBatching (default true)",
     )
     plugin_option(sim)
     sim.set_defaults(run=_simulate)

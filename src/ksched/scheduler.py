@@ -7,6 +7,7 @@ It only drives ``queue/``, ``cache/`` and ``framework/``.
 
 from __future__ import annotations
 
+import functools
 import math
 import random
 from collections.abc import AsyncIterator, Callable, Collection, Iterable, Mapping, Sequence
@@ -41,6 +42,7 @@ from .framework import (
 )
 from .framework._events import ASSIGNED_POD_DELETE, NODE_ADD
 from .framework._runtime import Framework
+from .framework._signature import PodSignature
 from .framework._table import IntArray
 from .framework._waiting import WaitingPods
 from .queue import SchedulingQueue
@@ -171,6 +173,7 @@ class Scheduler:
         explain: bool | Collection[str] = False,
         plugin_timeout: float = 30.0,
         timings: bool = False,
+        opportunistic_batching: bool = True,
     ) -> None:
         self.config = config or SchedulerConfig()
         self.cluster: Any = cluster if cluster is not None else InMemoryCluster()
@@ -190,6 +193,12 @@ class Scheduler:
         self.attempt_seconds = 0.0
         self._attempt_started: dict[str, float] = {}
         self._next_start_node_index = 0
+        self.opportunistic_batching = opportunistic_batching
+        """Reuse an equal pod's ranking when it filled its node (upstream's
+        OpportunisticBatching gate); a profile takes part only if all its Filter- and
+        Score-side plugins sign pods."""
+        self._cycle = 0
+        self._tie_rng: np.random.Generator | None = None
         self._binding_tasks = 0
         self._closed = False
         self._loop_scope: anyio.CancelScope | None = None
@@ -414,6 +423,7 @@ class Scheduler:
         if fw is None or pod.is_terminating or self.cache.is_assumed(pod.uid):
             self.queue.done(pod.uid)
             return
+        self._cycle = self.queue.scheduling_cycle
         record = self.records.setdefault(pod.uid, PodRecord())
         record.attempts = qpi.attempts
         self._emit("Attempted", pod, attempts=qpi.attempts)
@@ -557,11 +567,27 @@ class Scheduler:
                 pre_filter_message=status.message,
             )
         statuses = NodeToStatus()
+        batch = fw.batch if self.opportunistic_batching else None
+        hint: str | None = None
+        signature: PodSignature | None = None
+        if batch is not None:
+            signature = batch.sign(pod)
+            hint = await batch.node_hint(
+                pod,
+                signature,
+                self._cycle,
+                anyio.current_time(),
+                self.snapshot.get,
+                functools.partial(fw.run_filter, state, pod),
+            )
         nominated = pod.status.nominated_node_name
         has_nominated = self.queue.has_nominated_pods()
         nominated_for = self.queue.nominated_pods_for_node if has_nominated else None
-        if nominated:
-            info = self.snapshot.get(nominated)
+        # A nominated node (set by preemption) is likely the only one that fits; a hinted
+        # node is the previous equal pod's runner-up. Either is tried alone first.
+        first = nominated or hint
+        if first:
+            info = self.snapshot.get(first)
             if info is not None:
                 outcome = await fw.find_feasible(
                     state, pod, [info], start=0, limit=1, nominated_for=nominated_for
@@ -570,9 +596,11 @@ class Scheduler:
                     return outcome.error
                 if outcome.feasible:
                     if report is not None:
-                        report.filter[nominated] = _FITS
-                        report.selected = nominated
-                    return nominated
+                        report.filter[first] = _FITS
+                        report.selected = first
+                    if batch is not None:
+                        batch.store(signature, hint, first, None, self._cycle, anyio.current_time())
+                    return first
         nodes: Sequence[NodeInfo] = all_nodes
         if pre_result is not None and pre_result.node_names is not None:
             nodes = [i for i in all_nodes if i.name in pre_result.node_names]
@@ -626,14 +654,13 @@ class Scheduler:
                 statuses=statuses,
                 unschedulable_plugins=outcome.unschedulable_plugins | rejectors,
             )
-        if len(feasible) == 1:
-            if report is not None:
-                report.selected = feasible[0].name
-            return feasible[0].name
-        if not fw.has_score_plugins:
+        if len(feasible) == 1 or not fw.has_score_plugins:
+            # Without Score plugins Filter stopped at the first feasible node.
             choice = feasible[0].name
             if report is not None:
                 report.selected = choice
+            if batch is not None:
+                batch.store(signature, hint, choice, None, self._cycle, anyio.current_time())
             return choice
         status = await fw.run_pre_score(state, pod, feasible)
         if timings:
@@ -646,6 +673,9 @@ class Scheduler:
         if scores.error is not None:
             return scores.error
         best = self._select_host(feasible, scores.total)
+        if batch is not None:
+            ranked = functools.partial(self._rank_others, feasible, scores.total, best)
+            batch.store(signature, hint, best, ranked, self._cycle, anyio.current_time())
         if timings:
             self._spent("Score", t)
         if report is not None:
@@ -661,6 +691,15 @@ class Scheduler:
         ties = np.flatnonzero(totals == totals.max())
         pick = 0 if len(ties) == 1 else self.rng.randrange(len(ties))
         return feasible[int(ties[pick])].name
+
+    def _rank_others(self, feasible: Sequence[NodeInfo], totals: IntArray, best: str) -> list[str]:
+        """The feasible nodes but ``best``, highest total first, ties in random order."""
+        if self._tie_rng is None:
+            self._tie_rng = np.random.default_rng(self.rng.getrandbits(64))
+        order = np.lexsort((self._tie_rng.random(len(totals)), -totals))
+        names = [feasible[i].name for i in order.tolist()]
+        names.remove(best)
+        return names
 
     def _record_attempt(self, pod: Pod, report: AttemptReport) -> None:
         record = self.records.setdefault(pod.uid, PodRecord())

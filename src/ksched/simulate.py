@@ -251,6 +251,7 @@ class _Run:
         registry: Registry | None = None,
         explain: bool | Collection[str] = True,
         history: bool = False,
+        opportunistic_batching: bool = True,
     ) -> None:
         self.scenario = scenario
         self.cluster = InMemoryCluster()
@@ -274,6 +275,7 @@ class _Run:
             seed=seed,
             explain=explain,
             observer=self._observe,
+            opportunistic_batching=opportunistic_batching,
         )
 
     def _observe(self, event: SchedulingEvent) -> None:
@@ -510,6 +512,7 @@ def run_scenario(
     explain: bool | Collection[str] = True,
     events: bool = True,
     history: bool = False,
+    opportunistic_batching: bool = True,
 ) -> dict[str, Any]:
     """Run a scenario on trio's simulated clock; returns the JSON report.
 
@@ -524,6 +527,7 @@ def run_scenario(
             not recorded, which saves time and memory on large scenarios).
         events: include ``events`` (the timeline of scheduling events).
         history: include ``history`` (usage samples and bound pods over time, for plots).
+        opportunistic_batching: the OpportunisticBatching feature gate (on by default).
     """
     import trio.testing
 
@@ -531,7 +535,15 @@ def run_scenario(
     only = None if isinstance(explain, bool) else frozenset(explain)
 
     async def main() -> None:
-        run = _Run(scenario, seed, on_event, registry=registry, explain=explain, history=history)
+        run = _Run(
+            scenario,
+            seed,
+            on_event,
+            registry=registry,
+            explain=explain,
+            history=history,
+            opportunistic_batching=opportunistic_batching,
+        )
         run.t0 = anyio.current_time()
         async with anyio.create_task_group() as tg:
             await tg.start(run.scheduler.serve)

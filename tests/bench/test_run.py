@@ -143,3 +143,16 @@ def test_cli_unsupported_op_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
 def test_cli_missing_file_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(cli(str(tmp_path / "nope.yaml"))) == 2
     assert "nope.yaml" in capsys.readouterr().err
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("case", ["HostPortConflict", "ResourceSaturation"])
+async def test_one_pod_per_node_workloads_batch_all_but_the_first_pod(case: str) -> None:
+    """ksched's batching workloads: 10 pods that each fill one of 10 nodes. With the
+    OpportunisticBatching gate on, pods 2..10 take the previous pod's runner-up."""
+    [p] = plans(str(WORKLOADS / "ksched" / "performance-config.yaml"), f"{case}/10Nodes_10Pods")
+    result = await run_plan(p)
+    assert result.measured_pods == 10
+    assert result.batched_pods == 9
+    assert to_json(result)["batchedPods"] == 9
+    assert p.notes == ()

@@ -52,7 +52,7 @@ def test_params_fill_counts_and_the_default_pod_template() -> None:
 def test_feature_gates_are_ignored_with_a_note() -> None:
     [p] = plans(str(MISC), "SchedulingBasic/5Nodes")
     assert p.notes == (
-        "featureGates ignored (ksched has no feature gates): SchedulerAsyncAPICalls=false",
+        "featureGates ignored (not ksched features): SchedulerAsyncAPICalls=false",
     )
 
 

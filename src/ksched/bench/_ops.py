@@ -37,6 +37,7 @@ from ._workload import (
     CreatePods,
     Plan,
     Sleep,
+    opportunistic_batching,
 )
 
 __all__ = ["BACKENDS", "RunResult", "run", "run_plan"]
@@ -72,6 +73,8 @@ class RunResult:
     notes: tuple[str, ...] = ()
     extension_points: Mapping[str, float] | None = None
     """Seconds per extension point in the measured phase (None: the engine does not say)."""
+    batched_pods: int | None = None
+    """Measured pods placed on an opportunistic-batching hint (None: batching off)."""
 
 
 def _kind(obj: KubeObject) -> str:
@@ -91,6 +94,7 @@ class _Runner:
         self.measured: tuple[float, float, list[float], list[float], int, bool] | None = None
         self.scheduler: Scheduler | None = None
         self.extension_points: dict[str, float] | None = None
+        self.batched_at_start = 0
         self.where = f"{plan.test_case.name}/{plan.workload.name}"
 
     def env(self, index: int, count: int) -> dict[str, Any]:
@@ -229,6 +233,7 @@ class _Runner:
             if self.scheduler is not None:
                 self.scheduler.extension_point_seconds.clear()
                 self.scheduler.attempt_seconds = 0.0
+                self.batched_at_start = _batched_pods(self.scheduler)
         apply = self.cluster.apply
         for start in range(0, len(pods), CREATE_CHUNK):
             for pod in pods[start : start + CREATE_CHUNK]:
@@ -341,16 +346,28 @@ def _extension_points(scheduler: Scheduler) -> dict[str, float]:
     return points
 
 
+def _batched_pods(scheduler: Scheduler) -> int:
+    return sum(fw.batch.batched_pods for fw in scheduler.frameworks.values() if fw.batch)
+
+
 async def run_plan(plan: Plan, *, seed: int = 0, backend: str = "") -> RunResult:
     """Run ``plan`` in this event loop and measure it."""
     cluster = InMemoryCluster()
     collector = Collector()
     runner = _Runner(plan, cluster, collector)
-    scheduler = Scheduler.open(_config(plan), cluster, observer=collector, seed=seed, timings=True)
+    scheduler = Scheduler.open(
+        _config(plan),
+        cluster,
+        observer=collector,
+        seed=seed,
+        timings=True,
+        opportunistic_batching=opportunistic_batching(plan),
+    )
     async with scheduler as running, anyio.create_task_group() as tg:
         runner.scheduler = running
         await runner.run(tg)
         tg.cancel_scope.cancel()
+        batched = _batched_pods(running) - runner.batched_at_start
     assert runner.measured is not None, "plan() guarantees a measured createPods op"
     start, end, binds, latencies, attempts, estimated = runner.measured
     latencies.sort()
@@ -371,6 +388,7 @@ async def run_plan(plan: Plan, *, seed: int = 0, backend: str = "") -> RunResult
         backend=backend,
         notes=plan.notes,
         extension_points=runner.extension_points,
+        batched_pods=batched if running.opportunistic_batching else None,
     )
 
 

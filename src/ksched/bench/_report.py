@@ -36,6 +36,8 @@ def to_json(result: RunResult) -> dict[str, Any]:
     if result.threshold is not None:
         t = result.threshold
         out["threshold"] = int(t) if t.is_integer() else t
+    if result.batched_pods:
+        out["batchedPods"] = result.batched_pods
     return out
 
 
@@ -100,6 +102,8 @@ def print_table(results: Sequence[RunResult]) -> None:
                 f"{label}: time per extension point and engine overhead: not reported "
                 "(the engine exposes no extension-point timings)"
             )
+        if r.batched_pods:
+            notes.append(f"{label}: {r.batched_pods} measured pods placed on a batching hint")
         notes.extend(f"{label}: {n}" for n in r.notes)
     console = Console()
     console.print(table)

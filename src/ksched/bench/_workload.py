@@ -565,10 +565,21 @@ def plan(case: TestCase, workload: Workload) -> Plan:
         raise WorkloadError(f"{label}: no createPods op with collectMetrics: true")
     notes: list[str] = []
     gates = {**case.feature_gates, **workload.feature_gates}
-    if gates:
-        listed = ", ".join(f"{k}={str(v).lower()}" for k, v in sorted(gates.items()))
-        notes.append(f"featureGates ignored (ksched has no feature gates): {listed}")
+    ignored = {k: v for k, v in gates.items() if k not in KNOWN_FEATURE_GATES}
+    if ignored:
+        listed = ", ".join(f"{k}={str(v).lower()}" for k, v in sorted(ignored.items()))
+        notes.append(f"featureGates ignored (not ksched features): {listed}")
     return Plan(test_case=case, workload=workload, ops=tuple(ops), notes=tuple(notes))
+
+
+KNOWN_FEATURE_GATES = frozenset({"OpportunisticBatching"})
+"""The feature gates ksched honours; workloads may name others, which are ignored."""
+
+
+def opportunistic_batching(plan: Plan) -> bool:
+    """The plan's OpportunisticBatching gate (on unless the workload turns it off)."""
+    gates = {**plan.test_case.feature_gates, **plan.workload.feature_gates}
+    return bool(gates.get("OpportunisticBatching", True))
 
 
 def _check_fields(op: Mapping[str, Any], where: str) -> None:

@@ -43,6 +43,21 @@ from ._normalize import trunc_div as trunc_div
 from ._parallel import run_chunked as run_chunked
 from ._plugin_args import parse_plugin_args as parse_plugin_args
 from ._pod_index import PodIndex as PodIndex
+from ._signature import HOST_PORTS as HOST_PORTS
+from ._signature import IMAGE_NAMES as IMAGE_NAMES
+from ._signature import LABELS as LABELS
+from ._signature import NODE_AFFINITY as NODE_AFFINITY
+from ._signature import NODE_NAME as NODE_NAME
+from ._signature import NODE_SELECTOR as NODE_SELECTOR
+from ._signature import RESOURCES as RESOURCES
+from ._signature import TOLERATIONS as TOLERATIONS
+from ._signature import PodSignature as PodSignature
+from ._signature import SignFragment as SignFragment
+from ._signature import SignPlugin as SignPlugin
+from ._signature import host_ports_signer as host_ports_signer
+from ._signature import node_selector_signer as node_selector_signer
+from ._signature import resources_signer as resources_signer
+from ._signature import tolerations_signer as tolerations_signer
 from ._status import Code as Code
 from ._status import Status as Status
 from ._table import BoolArray as BoolArray
@@ -59,8 +74,16 @@ from ._types import WeightedAffinityTerm as WeightedAffinityTerm
 from ._waiting import WaitingPod as WaitingPod
 
 __all__ = [
+    "HOST_PORTS",
+    "IMAGE_NAMES",
+    "LABELS",
     "MAX_NODE_SCORE",
     "MIN_NODE_SCORE",
+    "NODE_AFFINITY",
+    "NODE_NAME",
+    "NODE_SELECTOR",
+    "RESOURCES",
+    "TOLERATIONS",
     "ActionType",
     "AffinityTerm",
     "BatchFilterPlugin",
@@ -89,6 +112,7 @@ __all__ = [
     "PluginFactory",
     "PodIndex",
     "PodInfo",
+    "PodSignature",
     "PostBindPlugin",
     "PostFilterPlugin",
     "PostFilterResult",
@@ -107,13 +131,19 @@ __all__ = [
     "ScoreExtensions",
     "ScorePlugin",
     "SharedLister",
+    "SignFragment",
+    "SignPlugin",
     "StateData",
     "Status",
     "WaitingPod",
     "WeightedAffinityTerm",
     "default_normalize_score",
     "default_normalize_scores",
+    "host_ports_signer",
+    "node_selector_signer",
     "parse_plugin_args",
+    "resources_signer",
     "run_chunked",
+    "tolerations_signer",
     "trunc_div",
 ]

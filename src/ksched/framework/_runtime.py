@@ -20,6 +20,7 @@ import attrs
 import numpy as np
 
 from ..api import Pod
+from ._batch import OpportunisticBatch
 from ._cycle_state import CycleState
 from ._events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
 from ._interfaces import (
@@ -34,6 +35,7 @@ from ._interfaces import (
     ScoreExtensions,
 )
 from ._parallel import run_chunked
+from ._signature import SignPlugin
 from ._status import SUCCESS, Code, Status
 from ._table import BoolArray, IntArray, NodeRows, NodeTable
 from ._types import NodeInfo, PodInfo
@@ -249,6 +251,22 @@ class Framework:
         self._pre_bind = calls("preBind", "pre_bind")
         self._bind = calls("bind", "bind")
         self._post_bind = calls("postBind", "post_bind")
+        self.batch = self._opportunistic_batch()
+        """The profile's opportunistic batching, or None when a plugin cannot sign pods."""
+
+    def _opportunistic_batch(self) -> OpportunisticBatch | None:
+        signers: dict[str, SignPlugin] = {}
+        points = {"preFilter": "pre_filter", "filter": "filter", "preScore": "pre_score"}
+        points["score"] = "score"
+        for point, method in points.items():
+            for name in self.points.get(point, ()):
+                plugin = self.plugins[name]
+                if name in signers or not callable(getattr(plugin, method, None)):
+                    continue
+                if not isinstance(plugin, SignPlugin) or not callable(plugin.sign_pod):
+                    return None
+                signers[name] = plugin
+        return OpportunisticBatch(list(signers.values()))
 
     # ---- queue side ---------------------------------------------------------------
 

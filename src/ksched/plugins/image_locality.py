@@ -12,7 +12,16 @@ import attrs
 import numpy as np
 
 from ..api import Pod
-from ..framework import MAX_NODE_SCORE, CycleState, Handle, IntArray, NodeInfo, NodeTable
+from ..framework import (
+    IMAGE_NAMES,
+    MAX_NODE_SCORE,
+    CycleState,
+    Handle,
+    IntArray,
+    NodeInfo,
+    NodeTable,
+    SignFragment,
+)
 
 __all__ = ["ImageLocality", "normalized_image_name"]
 
@@ -72,6 +81,10 @@ class ImageLocality:
             for c in (*pod.spec.init_containers, *pod.spec.containers)
         )
         return _PreScoreState(images, len(self._handle.snapshot.list()))
+
+    def sign_pod(self, pod: Pod) -> Sequence[SignFragment]:
+        images = (*pod.spec.init_containers, *pod.spec.containers)
+        return ((IMAGE_NAMES, tuple(sorted(normalized_image_name(c.image) for c in images))),)
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> None:
         state.write(PRE_SCORE_STATE_KEY, self._state(pod))

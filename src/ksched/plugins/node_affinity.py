@@ -28,6 +28,8 @@ from ..api import (
 )
 from ..api import NodeAffinity as NodeAffinitySpec
 from ..framework import (
+    NODE_AFFINITY,
+    NODE_SELECTOR,
     ActionType,
     BoolArray,
     ClusterEvent,
@@ -41,9 +43,11 @@ from ..framework import (
     NodeTable,
     PreFilterResult,
     QueueingHint,
+    SignFragment,
     Status,
     default_normalize_score,
     default_normalize_scores,
+    node_selector_signer,
 )
 from .inter_pod_affinity._validation import aggregate, node_term_errors, parse_int64
 
@@ -450,6 +454,13 @@ class NodeAffinity:
         return cls(NodeAffinityArgs.from_dict(args))
 
     # -- EnqueueExtensions
+
+    def sign_pod(self, pod: Pod) -> Sequence[SignFragment]:
+        affinity = pod.spec.affinity
+        return (
+            (NODE_AFFINITY, affinity.node_affinity if affinity is not None else None),
+            (NODE_SELECTOR, node_selector_signer(pod)),
+        )
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         # With queueing hints there is no pre-check, so taint updates need no registration.

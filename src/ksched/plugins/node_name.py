@@ -5,13 +5,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 import numpy as np
 
 from ..api import Pod
 from ..framework import (
+    NODE_NAME,
     ActionType,
     BoolArray,
     ClusterEvent,
@@ -22,6 +23,7 @@ from ..framework import (
     Handle,
     NodeInfo,
     NodeTable,
+    SignFragment,
     Status,
 )
 
@@ -58,6 +60,9 @@ class NodeName:
         if row is not None:
             mask[row] = True
         return mask
+
+    def sign_pod(self, pod: Pod) -> Sequence[SignFragment]:
+        return ((NODE_NAME, pod.spec.node_name),)
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         # Only a new node can be the named one; no hint needed.

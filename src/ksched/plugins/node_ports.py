@@ -13,6 +13,7 @@ import numpy as np
 
 from ..api import Pod
 from ..framework import (
+    HOST_PORTS,
     ActionType,
     BoolArray,
     ClusterEvent,
@@ -25,7 +26,9 @@ from ..framework import (
     NodeInfo,
     NodeTable,
     QueueingHint,
+    SignFragment,
     Status,
+    host_ports_signer,
 )
 
 __all__ = ["ERR_REASON", "NodePorts", "fits", "host_ports"]
@@ -77,6 +80,9 @@ class NodePorts:
     @classmethod
     def new(cls, args: Mapping[str, Any] | None, handle: Handle) -> NodePorts:
         return cls()
+
+    def sign_pod(self, pod: Pod) -> Sequence[SignFragment]:
+        return ((HOST_PORTS, host_ports_signer(pod)),)
 
     def pre_filter(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
         ports = host_ports(pod)

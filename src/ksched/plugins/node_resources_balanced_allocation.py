@@ -17,13 +17,16 @@ from .._errors import ConfigError
 from ..api import Pod
 from ..framework import (
     MAX_NODE_SCORE,
+    RESOURCES,
     Code,
     CycleState,
     Handle,
     IntArray,
     NodeInfo,
     NodeTable,
+    SignFragment,
     Status,
+    resources_signer,
 )
 from .node_resources_fit import (
     DEFAULT_RESOURCES,
@@ -149,6 +152,10 @@ class NodeResourcesBalancedAllocation:
             return Status(Code.SKIP)
         state.write(PRE_SCORE_STATE_KEY, _PreScoreState(reqs))
         return None
+
+    def sign_pod(self, pod: Pod) -> Sequence[SignFragment]:
+        """Fit and the resource scorers read the pod's requests and overhead."""
+        return ((RESOURCES, resources_signer(pod)),)
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
         s = state.get(PRE_SCORE_STATE_KEY)

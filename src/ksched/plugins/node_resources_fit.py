@@ -20,6 +20,7 @@ from .._errors import ConfigError
 from ..api import Node, Pod, pod_requests
 from ..framework import (
     MAX_NODE_SCORE,
+    RESOURCES,
     ActionType,
     BoolArray,
     ClusterEvent,
@@ -32,7 +33,9 @@ from ..framework import (
     NodeInfo,
     NodeTable,
     QueueingHint,
+    SignFragment,
     Status,
+    resources_signer,
     trunc_div,
 )
 
@@ -733,6 +736,10 @@ class NodeResourcesFit:
         return cls(NodeResourcesFitArgs.from_dict(args))
 
     # -- PreFilter / Filter
+
+    def sign_pod(self, pod: Pod) -> Sequence[SignFragment]:
+        """Fit and the resource scorers read the pod's requests and overhead."""
+        return ((RESOURCES, resources_signer(pod)),)
 
     def pre_filter(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> None:
         request = compute_pod_resource_request(pod)

@@ -5,13 +5,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
 import numpy as np
 
 from ..api import Node, Pod, Taint, Toleration
 from ..framework import (
+    TOLERATIONS,
     ActionType,
     BoolArray,
     ClusterEvent,
@@ -23,7 +24,9 @@ from ..framework import (
     NodeInfo,
     NodeTable,
     QueueingHint,
+    SignFragment,
     Status,
+    tolerations_signer,
 )
 
 __all__ = ["ERR_REASON_UNKNOWN_CONDITION", "ERR_REASON_UNSCHEDULABLE", "NodeUnschedulable"]
@@ -62,6 +65,9 @@ class NodeUnschedulable:
         if _tolerates_unschedulable(pod.spec.tolerations):
             return np.ones(len(table), dtype=np.bool_)
         return ~table.unschedulable
+
+    def sign_pod(self, pod: Pod) -> Sequence[SignFragment]:
+        return ((TOLERATIONS, tolerations_signer(pod)),)
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [

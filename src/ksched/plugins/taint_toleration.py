@@ -17,6 +17,7 @@ import numpy as np
 
 from ..api import Node, Pod, Taint, Toleration
 from ..framework import (
+    TOLERATIONS,
     ActionType,
     BoolArray,
     ClusterEvent,
@@ -29,9 +30,11 @@ from ..framework import (
     NodeInfo,
     NodeTable,
     QueueingHint,
+    SignFragment,
     Status,
     default_normalize_score,
     default_normalize_scores,
+    tolerations_signer,
 )
 
 __all__ = ["TaintToleration", "untolerated_taint_reason"]
@@ -74,6 +77,9 @@ class TaintToleration:
         return cls()
 
     # -- EnqueueExtensions
+
+    def sign_pod(self, pod: Pod) -> Sequence[SignFragment]:
+        return ((TOLERATIONS, tolerations_signer(pod)),)
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         # With queueing hints there is no pre-check: label updates need no registration,

@@ -16,6 +16,7 @@ import numpy.typing as npt
 from ..._errors import ConfigError
 from ...api import Node, Pod, PodAffinityTerm
 from ...framework import (
+    LABELS,
     ActionType,
     AffinityTerm,
     ClusterEvent,
@@ -29,6 +30,7 @@ from ...framework import (
     PodInfo,
     PreFilterResult,
     QueueingHint,
+    SignFragment,
     Status,
 )
 from ...framework._pod_index import PodIndex
@@ -156,6 +158,20 @@ class InterPodAffinity:
         return self._handle.namespace_labels(namespace) or _EMPTY
 
     # -- EnqueueExtensions
+
+    def sign_pod(self, pod: Pod) -> Sequence[SignFragment] | Status:
+        """Unsignable with pod (anti-)affinity terms; otherwise existing pods' terms read
+        the pod's labels (and namespace), unless their preferred terms are ignored."""
+        affinity = pod.spec.affinity
+        terms = affinity is not None and any(
+            spec is not None and (spec.required or spec.preferred)
+            for spec in (affinity.pod_affinity, affinity.pod_anti_affinity)
+        )
+        if terms:
+            return Status(Code.UNSCHEDULABLE, ("pods with pod affinity are not signable",))
+        if self.args.ignore_preferred_terms_of_existing_pods:
+            return ()
+        return ((LABELS, (pod.namespace, tuple(sorted(pod.labels.items())))),)
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         # With queueing hints there is no pre-check, so node taint updates need no

@@ -25,6 +25,7 @@ from ...framework import (
     PodInfo,
     PreFilterResult,
     QueueingHint,
+    SignFragment,
     Status,
 )
 from ...framework._pod_index import PodIndex
@@ -248,6 +249,17 @@ class PodTopologySpread:
         return None
 
     # ---- EnqueueExtensions ---------------------------------------------------------------
+
+    def sign_pod(self, pod: Pod) -> Sequence[SignFragment] | Status:
+        """Spreading depends on where other pods are: a pod with constraints, given or
+        defaulted, cannot be signed."""
+        if pod.spec.topology_spread_constraints:
+            return Status(Code.UNSCHEDULABLE, ("pods with topology constraints are not signable",))
+        if self._default_constraints:
+            return Status(
+                Code.UNSCHEDULABLE, ("pods with default topology constraints are not signable",)
+            )
+        return ()
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         pod_actions = (
