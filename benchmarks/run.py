@@ -57,6 +57,17 @@ STANDARD: list[tuple[str, str, str]] = [
     (KSCHED, "PreemptionBasic/500Nodes", "PreemptionBasic/5000Nodes"),
     (MISC, "Unschedulable/500Nodes/10Init/1kPods", "Unschedulable/5kNodes/100Init/10kPods"),
     (KSCHED, "Coscheduling/500Nodes", "Coscheduling/5000Nodes"),
+    (MISC, "PreemptionAsync/500Nodes", "PreemptionAsync/5000Nodes"),
+]
+
+# 5000-node workloads without a 500-node twin: more upstream thresholds, and opportunistic
+# batching on and off side by side (one pod per node, every pod with the same signature).
+EXTRA: list[tuple[str, str]] = [
+    (MISC, "Unschedulable/5kNodes/20kInit/10kPods"),
+    (KSCHED, "HostPortConflict/5000Nodes_5000Pods"),
+    (KSCHED, "HostPortConflict/5000Nodes_5000Pods_OpportunisticBatchingDisabled"),
+    (KSCHED, "ResourceSaturation/5000Nodes_5000Pods"),
+    (KSCHED, "ResourceSaturation/5000Nodes_5000Pods_OpportunisticBatchingDisabled"),
 ]
 
 # The upstream Go kube-scheduler (v1.35.4, in process, fake API client, default profile) on a
@@ -133,6 +144,7 @@ def summarize(runs: list[dict[str, Any]]) -> dict[str, Any]:
         "attemptLatencyP99Median": med(("attemptLatencySeconds", "perc99")),
         "peakRssBytesMedian": int(med(("peakRssBytes",))),
         "threshold": first.get("threshold"),
+        "batchedPodsMedian": med(("batchedPods",)) if "batchedPods" in first else None,
         "runs": runs,
     }
     if summary["threshold"]:
@@ -169,6 +181,14 @@ def markdown(results: list[dict[str, Any]], info: dict[str, Any]) -> str:
             f"| {r['peakRssBytesMedian'] / 2**20:.0f} | {r['threshold'] or '-'} | {ratio} "
             f"| {ref} |"
         )
+    batched = [r for r in results if r.get("batchedPodsMedian")]
+    if batched:
+        lines.append("")
+        for r in batched:
+            lines.append(
+                f"- {r['testCase']}/{r['workload']}: {r['batchedPodsMedian']:.0f} of "
+                f"{r['measuredPods']} measured pods placed on an opportunistic-batching hint."
+            )
     lines += [
         "",
         "Attempt latency runs from the start of a scheduling attempt (the engine's "
@@ -203,7 +223,10 @@ def plot(results: list[dict[str, Any]], path: Path) -> bool:
     fig, ax = plt.subplots(figsize=(8, 5))
     by_case: dict[str, list[tuple[int, float]]] = {}
     for r in results:
-        by_case.setdefault(r["testCase"], []).append((r["nodes"], r["podsPerSecondMedian"]))
+        case = r["testCase"]
+        if r["workload"].endswith("OpportunisticBatchingDisabled"):
+            case += " (batching off)"
+        by_case.setdefault(case, []).append((r["nodes"], r["podsPerSecondMedian"]))
     for case, points in sorted(by_case.items()):
         points.sort()
         ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=case)
@@ -237,6 +260,8 @@ def main() -> None:
         for name in ((small,) if args.quick else (small, large))
         if not args.only or args.only in name
     ]
+    if not args.quick:
+        selected += [(f, n) for f, n in EXTRA if not args.only or args.only in n]
     results = []
     for file, name in selected:
         runs = []

@@ -40,7 +40,9 @@ class NodeTable:
         "_images",
         "_labels",
         "_oversized",
+        "_ports",
         "_row_images",
+        "_row_ports",
         "_scalars",
         "alloc_cpu",
         "alloc_ephemeral",
@@ -87,6 +89,8 @@ class NodeTable:
         self._labels: dict[str, npt.NDArray[np.object_]] = {}
         self._codes: dict[str, tuple[IntArray, dict[str, int]]] = {}
         self.has_ports = flags()
+        self._ports: dict[tuple[str, int], BoolArray] = {}
+        self._row_ports: list[frozenset[tuple[str, int]]] = [frozenset()] * n
         self._images: dict[str, set[int]] = {}
         self._row_images: list[tuple[str, ...]] = [()] * n
         self._oversized: set[int] = set()
@@ -142,7 +146,18 @@ class NodeTable:
             for key, (codes, vocabulary) in self._codes.items():
                 value = labels.get(key)
                 codes[row] = -1 if value is None else vocabulary.setdefault(value, len(vocabulary))
-        self.has_ports[row] = bool(info.used_ports)
+        used_ports = info.used_ports
+        self.has_ports[row] = bool(used_ports)
+        pairs = used_ports.pairs() if used_ports else frozenset()
+        if pairs != self._row_ports[row]:
+            for pair in self._row_ports[row] - pairs:
+                self._ports[pair][row] = False
+            for pair in pairs:
+                in_use = self._ports.get(pair)
+                if in_use is None:
+                    in_use = self._ports[pair] = np.zeros(len(self.infos), dtype=np.bool_)
+                in_use[row] = True
+            self._row_ports[row] = pairs
         self.unschedulable[row] = node.spec.unschedulable
         effects = {t.effect for t in node.spec.taints}
         self.hard_tainted[row] = not effects.isdisjoint(_HARD_EFFECTS)
@@ -197,6 +212,11 @@ class NodeTable:
             )
             entry = self._codes[key] = (codes, vocabulary)
         return entry
+
+    def port_in_use(self, protocol: str, port: int) -> BoolArray | None:
+        """Rows where (``protocol``, ``port``) is in use on any host ip; None: on none."""
+        column = self._ports.get((protocol or "TCP", port))
+        return column if column is not None and column.any() else None
 
     def rows_with_images(self, names: Iterable[str]) -> list[int]:
         """Rows whose node holds any of ``names``, in row order."""

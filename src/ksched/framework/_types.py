@@ -204,6 +204,10 @@ class HostPortInfo:
             if not pairs:
                 del self._by_ip[ip]
 
+    def pairs(self) -> frozenset[tuple[str, int]]:
+        """The (protocol, port) pairs in use, on any ip."""
+        return frozenset(pair for pairs in self._by_ip.values() for pair in pairs)
+
     def conflicts(self, ip: str, protocol: str, port: int) -> bool:
         """0.0.0.0 conflicts with the pair on any ip; another ip with itself and 0.0.0.0."""
         if port <= 0:

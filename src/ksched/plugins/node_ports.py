@@ -36,6 +36,7 @@ __all__ = ["ERR_REASON", "NodePorts", "fits", "host_ports"]
 NAME: Final = "NodePorts"
 PRE_FILTER_STATE_KEY: Final = "PreFilter" + NAME
 ERR_REASON: Final = "node(s) didn't have free ports for the requested pod ports"
+ALL_IPS: Final = "0.0.0.0"
 
 HostPort = tuple[str, str, int]
 """(host IP, protocol, host port)."""
@@ -108,11 +109,19 @@ class NodePorts:
         wanted = state.get(PRE_FILTER_STATE_KEY)
         if wanted is None:
             return None  # the per-node method reports the missing state
-        # Only nodes with ports in use can conflict: look closer at those alone.
-        mask: BoolArray = ~table.has_ports
+        # A wanted port conflicts only on rows using its (protocol, port) on some ip: on
+        # all of them when it binds every ip, else where its ip or 0.0.0.0 holds it.
+        mask: BoolArray = np.ones(len(table), dtype=np.bool_)
         infos = table.infos
-        for row in np.flatnonzero(table.has_ports).tolist():
-            mask[row] = _fits_ports(wanted, infos[row].used_ports)
+        for ip, protocol, port in wanted:
+            in_use = table.port_in_use(protocol, port)
+            if in_use is None:
+                continue
+            if not ip or ip == ALL_IPS:
+                mask &= ~in_use
+                continue
+            for row in np.flatnonzero(in_use & mask).tolist():
+                mask[row] = not infos[row].used_ports.conflicts(ip, protocol, port)
         return mask
 
     def events_to_register(self) -> list[ClusterEventWithHint]:

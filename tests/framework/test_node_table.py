@@ -1,0 +1,27 @@
+"""NodeTable's host-port index follows pods coming and going."""
+
+from __future__ import annotations
+
+from ksched.framework import NodeInfo, NodeTable, PodInfo
+from ksched.testing import make_node, make_pod
+
+
+def test_port_in_use_follows_pods() -> None:
+    infos = [NodeInfo(make_node(f"n{i}").capacity(cpu="4", pods=10).obj()) for i in range(3)]
+    table = NodeTable(infos)
+    assert table.port_in_use("TCP", 80) is None
+    web = PodInfo.of(make_pod("web").host_port(80, host_ip="10.0.0.1").node("n1").obj())
+    dns = PodInfo.of(make_pod("dns").host_port(53, "UDP").node("n2").obj())
+    infos[1].add_pod(web)
+    infos[2].add_pod(dns)
+    table.update_row(1, infos[1])
+    table.update_row(2, infos[2])
+    tcp80 = table.port_in_use("", 80)  # "" means TCP
+    assert tcp80 is not None and tcp80.tolist() == [False, True, False]
+    assert table.port_in_use("UDP", 80) is None
+    udp53 = table.port_in_use("UDP", 53)
+    assert udp53 is not None and udp53.tolist() == [False, False, True]
+    infos[1].remove_pod(web.pod)
+    table.update_row(1, infos[1])
+    assert table.port_in_use("TCP", 80) is None
+    assert table.has_ports.tolist() == [False, False, True]
