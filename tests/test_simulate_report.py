@@ -198,3 +198,43 @@ def test_permit_wait_and_timeout_events(pod: str) -> None:
     rejected = next(e for e in events if e["kind"] == "PermitRejected")
     assert rejected["time"] == 10.0
     assert "rejected due to timeout after waiting 10s" in rejected["details"]["message"]
+
+
+PORT_POD = """
+  - {{apiVersion: v1, kind: Pod, metadata: {{name: {name}}},
+     spec: {{containers: [{{name: c, ports: [{{containerPort: 80, hostPort: 80}}],
+                           resources: {{requests: {{cpu: "1"}}}}}}]}}}}"""
+PORT_NODE = """
+  - {{apiVersion: v1, kind: Node, metadata: {{name: {name}}},
+     status: {{allocatable: {{cpu: "{cpu}", memory: 8Gi, pods: "110"}}}}}}"""
+ONE_POD_PER_NODE = (
+    """
+apiVersion: ksched/v1alpha1
+kind: Scenario
+metadata: {name: one-pod-per-node}
+config:
+  apiVersion: kubescheduler.config.k8s.io/v1
+  kind: KubeSchedulerConfiguration
+  profiles:
+  - schedulerName: default-scheduler
+    pluginConfig:
+    - name: PodTopologySpread
+      args: {defaultingType: List, defaultConstraints: []}
+objects:"""
+    + "".join(PORT_NODE.format(name=f"n{i}", cpu=2 + 2 * i) for i in (1, 2, 3))
+    + "".join(PORT_POD.format(name=f"gpu-{i}") for i in range(3))
+)
+
+
+@pytest.mark.parametrize("batching", [True, False])
+def test_explain_marks_pods_placed_on_a_batching_hint(batching: bool) -> None:
+    """Equal pods, one per node (host port 80): the second and third take the first pod's
+    ranking (n3 > n2 > n1 by free cpu) without a Score pass."""
+    report = run(ONE_POD_PER_NODE, opportunistic_batching=batching)
+    placed = {k: v["node"] for k, v in report["pods"].items()}
+    assert placed == {"default/gpu-0": "n3", "default/gpu-1": "n2", "default/gpu-2": "n1"}
+    hinted = {k: v.get("hinted", False) for k, v in report["explain"].items()}
+    assert hinted == {"default/gpu-0": False, "default/gpu-1": batching, "default/gpu-2": batching}
+    if batching:
+        assert report["explain"]["default/gpu-1"]["scores"] == {}
+        assert list(report["explain"]["default/gpu-1"]["filter"]) == ["n2"]

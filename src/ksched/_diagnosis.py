@@ -61,6 +61,8 @@ class AttemptReport:
     skipped_score_plugins: set[str] = attrs.field(factory=set)
     selected: str | None = None
     all_nodes: list[str] = attrs.field(factory=list)
+    hinted: bool = False
+    """The node was the opportunistic-batching hint: tried alone, no Score pass."""
 
 
 @attrs.frozen

@@ -357,6 +357,14 @@ def render_explain(console: Console, report: Mapping[str, Any], pod: str) -> Non
                     style="dim",
                 )
             )
+    if entry.get("hinted"):
+        parts.append(
+            Text(
+                "no Score pass: the node was the runner-up of the previous pod with the same "
+                "signature (opportunistic batching), and it passed Filter",
+                style="dim",
+            )
+        )
     if selected:
         parts.append(Text.assemble("selected: ", (selected, "bold green")))
     elif filters or pre is not None:

@@ -598,6 +598,7 @@ class Scheduler:
                     if report is not None:
                         report.filter[first] = _FITS
                         report.selected = first
+                        report.hinted = not nominated
                     if batch is not None:
                         batch.store(signature, hint, first, None, self._cycle, anyio.current_time())
                     return first
