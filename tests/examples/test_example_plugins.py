@@ -313,6 +313,30 @@ def test_gpu_card_type_every_card_rare_by_default() -> None:
     assert status.reasons == ("node(s) had GPU card type t4 reserved for pods that ask for it",)
 
 
+@pytest.mark.anyio
+async def test_gpu_card_type_jobs_that_take_a_node_each_are_batched() -> None:
+    """GpuCardType signs pods, so equal GPU jobs that fill a node each share a ranking
+    (with PodTopologySpread's default constraints cleared, as batching needs)."""
+    data = profile("GpuCardType", {"rareCardTypes": ["a100"]})
+    data["profiles"][0]["pluginConfig"].append(
+        {"name": "PodTopologySpread", "args": {"defaultingType": "List", "defaultConstraints": []}}
+    )
+    cluster = InMemoryCluster()
+    await cluster.add([node(f"a100-{i}", "4", **{CARD: "a100"}) for i in range(4)])
+    await cluster.add([node("t4-0", "64", **{CARD: "t4"})])
+    async with Scheduler.open(parse_config(data), cluster, registry=plugin_registry()) as sched:
+        placed = []
+        for i in range(4):
+            job = cpu_pod(f"train-{i}", "3", annotations={CARD: "a100"})
+            await cluster.add_pod(job)
+            placed.append((await cluster.wait_bound(job.key, timeout=10)).spec.node_name)
+        batch = sched.frameworks["default-scheduler"].batch
+        assert batch is not None
+        assert batch.batched_pods == 3
+    # Each job on its own a100 node (3 of 4 cpus), never on the t4.
+    assert sorted(placed) == ["a100-0", "a100-1", "a100-2", "a100-3"]
+
+
 # ---- MachineGroup ------------------------------------------------------------------------
 
 

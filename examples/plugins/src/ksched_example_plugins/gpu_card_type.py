@@ -32,6 +32,7 @@ from ksched.framework import (
     EventResource,
     Handle,
     NodeInfo,
+    SignFragment,
     Status,
     parse_plugin_args,
 )
@@ -65,6 +66,11 @@ class GpuCardType:
         return card is not None and (
             not self.args.rare_card_types or card in self.args.rare_card_types
         )
+
+    def sign_pod(self, pod: Pod) -> Sequence[SignFragment]:
+        """Filter and Score read only the card the pod asks for: equal pods can share one
+        ranking (opportunistic batching of GPU jobs that take a node each)."""
+        return ((f"{NAME}/card", pod.metadata.annotations.get(self.args.card_label)),)
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         label = self.args.card_label
