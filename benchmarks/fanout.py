@@ -8,41 +8,56 @@ Strategies (each has ``run_chunked``'s signature: ``(pieces, parallelism, work)`
   workers in a task group, each taking chunks of upstream's ``chunkSizeFor`` nodes in turn;
 - ``aiometer``: one task per node, ``aiometer.run_on_each(max_at_once=parallelism)``,
   with a stop-aware piece sequence so no new piece starts after a stop;
-- ``pool``: ``parallelism`` workers taking one node at a time (chunk size 1; what
-  ``run_chunked`` does now);
+- ``pool``: ``parallelism`` spawned workers taking one node at a time (chunk size 1;
+  ``run_chunked`` before the calling task became one of its workers);
 - ``task_per_node``: a plain task group with one task per node, unbounded (reference:
   it ignores ``parallelism``);
 - ``shipped``: whatever ``ksched.framework._parallel.run_chunked`` is now.
 
 Parts:
 
-1. ``engine``: a Filter plugin that awaits 1 ms per node (``await anyio.sleep(0.001)``),
+1. ``engine``: a Filter plugin that awaits 1 ms per node (``--wait``, below),
    added to the default profile, 500 nodes, ``percentageOfNodesToScore: 100`` (every
    node filtered), run through a real ``Scheduler``; the Framework's fan-out is swapped
    per strategy. Reports wall time per pod (pod added to pod bound).
 2. ``micro``: the same 1 ms-per-node work through the bare helper (no engine).
 3. ``cpu``: a plain ``def`` Filter body (no awaits) over ``--cpu-nodes`` nodes: inline
    loop vs each fan-out, cost per node in microseconds (median of ``--cpu-passes``).
+4. ``wake``: parts 1 and 2 on trio's ``MockClock`` (virtual time, so the wall clock
+   measures only the CPU): microseconds of CPU per awaiting node, engine and bare helper.
+   With timer waits a round's nodes run back to back, so this cost times the node count
+   adds to the fan-out's time at any parallelism.
 
 Each figure is the median of ``--repeat`` runs; every part runs on asyncio,
 asyncio+uvloop (when importable) and trio.
 
+``--wait`` picks how a node's 1 ms ends: ``sleep`` (default) is ``anyio.sleep``, a timer;
+``socket`` waits for a byte on a socket pair, sent by a thread when the delay is up (a
+remote call's reply). Event loops sleep on timers in whole milliseconds, so with ``sleep``
+the workers of a round wake in lockstep and the CPU of all their nodes runs back to back
+each round; with ``socket`` wake-ups come when the reply does.
+
     python benchmarks/fanout.py                     # everything, writes results/fanout.json
     python benchmarks/fanout.py --parts micro --backends asyncio --repeat 5
+    python benchmarks/fanout.py --parts engine micro --wait socket   # results/fanout_socket.json
 """
 
 from __future__ import annotations
 
 import argparse
+import heapq
 import importlib.util
 import json
 import math
 import os
 import platform
+import socket
 import statistics
 import sys
+import threading
 import time
-from collections.abc import Awaitable, Callable, Coroutine, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator, Sequence
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, overload
 
@@ -63,6 +78,8 @@ TARGET_UP_TO = 16
 
 Work = Callable[[int], Awaitable[bool]]
 FanOut = Callable[[int, int, Work], Coroutine[Any, Any, None]]
+Wait = Callable[[float], Awaitable[None]]
+WAITS = ("sleep", "socket")
 
 
 # ---- the strategies ---------------------------------------------------------------------
@@ -205,6 +222,80 @@ def run_on(backend: str, fn: Callable[[], Awaitable[Any]]) -> Any:
     return anyio.run(fn, backend=backend)
 
 
+# ---- how a node's wait ends --------------------------------------------------------------
+
+
+class _DelayLine:
+    """A thread that sends one byte on a socket when its delay is up (a remote reply)."""
+
+    def __init__(self) -> None:
+        self._due: list[tuple[float, int, socket.socket]] = []
+        self._cond = threading.Condition()
+        self._seq = 0
+        self._closed = False
+        self._thread = threading.Thread(target=self._run, name="delay-line", daemon=True)
+        self._thread.start()
+
+    def schedule(self, sock: socket.socket, delay: float) -> None:
+        with self._cond:
+            self._seq += 1
+            heapq.heappush(self._due, (time.perf_counter() + delay, self._seq, sock))
+            self._cond.notify()
+
+    def _run(self) -> None:
+        with self._cond:
+            while not self._closed:
+                if not self._due:
+                    self._cond.wait()
+                    continue
+                left = self._due[0][0] - time.perf_counter()
+                if left > 0:
+                    self._cond.wait(left)
+                    continue
+                heapq.heappop(self._due)[2].send(b"x")
+
+    def close(self) -> None:
+        with self._cond:
+            self._closed = True
+            self._cond.notify()
+        self._thread.join()
+
+
+@asynccontextmanager
+async def waiting(kind: str) -> AsyncIterator[Wait]:
+    """``wait(delay)`` for the run: a timer (``sleep``) or a socket reply (``socket``)."""
+    if kind == "sleep":
+        yield anyio.sleep
+        return
+    # The sending thread needs the GIL: let it in within 50 µs of a reply being due, not
+    # after the default 5 ms switch interval, or a busy loop thread delays the replies.
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(50e-6)
+    line = _DelayLine()
+    free: list[tuple[socket.socket, socket.socket]] = []
+    made: list[tuple[socket.socket, socket.socket]] = []
+
+    async def wait(delay: float) -> None:
+        if free:
+            pair = free.pop()
+        else:
+            pair = socket.socketpair()
+            made.append(pair)
+        line.schedule(pair[1], delay)
+        await anyio.wait_readable(pair[0])
+        pair[0].recv(1)
+        free.append(pair)
+
+    try:
+        yield wait
+    finally:
+        line.close()
+        sys.setswitchinterval(switch)
+        for a, b in made:
+            a.close()
+            b.close()
+
+
 # ---- part 1: through the engine -----------------------------------------------------------
 
 
@@ -213,20 +304,27 @@ class SlowFilter:
 
     name = "SlowFilter"
 
-    def __init__(self, delay: float) -> None:
+    def __init__(self, delay: float, wait: Wait = anyio.sleep) -> None:
         self.delay = delay
+        self.wait = wait
         self.calls = 0
 
     async def filter(self, state: CycleState, pod: ksched.Pod, node_info: NodeInfo) -> None:
         self.calls += 1
-        await anyio.sleep(self.delay)
+        await self.wait(self.delay)
 
 
 async def engine_once(
-    fan_out: FanOut, parallelism: int, nodes: int, pods: int, delay: float
+    fan_out: FanOut, parallelism: int, nodes: int, pods: int, delay: float, wait: str = "sleep"
 ) -> float:
     """Seconds per pod: add a pod, wait until it is bound, ``pods`` times in turn."""
-    plugin = SlowFilter(delay)
+    async with waiting(wait) as wait_fn:
+        return await _engine_once(fan_out, parallelism, nodes, pods, SlowFilter(delay, wait_fn))
+
+
+async def _engine_once(
+    fan_out: FanOut, parallelism: int, nodes: int, pods: int, plugin: SlowFilter
+) -> float:
     config = parse_config(
         {
             "parallelism": parallelism,
@@ -269,18 +367,21 @@ async def engine_once(
 # ---- part 2: the bare helper --------------------------------------------------------------
 
 
-async def micro_once(fan_out: FanOut, parallelism: int, nodes: int, delay: float) -> float:
+async def micro_once(
+    fan_out: FanOut, parallelism: int, nodes: int, delay: float, wait: str = "sleep"
+) -> float:
     done = 0
+    async with waiting(wait) as wait_fn:
 
-    async def work(i: int) -> bool:
-        nonlocal done
-        await anyio.sleep(delay)
-        done += 1
-        return True
+        async def work(i: int) -> bool:
+            nonlocal done
+            await wait_fn(delay)
+            done += 1
+            return True
 
-    start = time.perf_counter()
-    await fan_out(nodes, parallelism, work)
-    elapsed = time.perf_counter() - start
+        start = time.perf_counter()
+        await fan_out(nodes, parallelism, work)
+        elapsed = time.perf_counter() - start
     if done != nodes:
         raise AssertionError(f"expected {nodes} pieces, got {done}")
     return elapsed
@@ -350,8 +451,8 @@ def bench_async(
 ) -> dict[str, Any]:
     def once(fan_out: FanOut, p: int) -> Callable[[], Awaitable[float]]:
         if part == "engine":
-            return lambda: engine_once(fan_out, p, args.nodes, args.pods, args.delay)
-        return lambda: micro_once(fan_out, p, args.nodes, args.delay)
+            return lambda: engine_once(fan_out, p, args.nodes, args.pods, args.delay, args.wait)
+        return lambda: micro_once(fan_out, p, args.nodes, args.delay, args.wait)
 
     serial_s = median_of(args.repeat, backend, once(serial, 1))
     rows: dict[str, dict[str, float]] = {}
@@ -382,6 +483,35 @@ def bench_cpu(backend: str, args: argparse.Namespace, strategies: Sequence[str])
 
             out[name][str(p)] = median_of(args.repeat, backend, once)
     print(f"cpu    {backend:7} " + json.dumps(out))
+    return out
+
+
+def bench_wake(args: argparse.Namespace, strategies: Sequence[str]) -> dict[str, Any]:
+    """CPU microseconds per awaiting node on trio's virtual clock (``--wait`` ignored)."""
+    from trio.testing import MockClock
+
+    def on_mock(fn: Callable[[], Awaitable[float]]) -> float:
+        clock = MockClock(autojump_threshold=0)
+        return float(anyio.run(fn, backend="trio", backend_options={"clock": clock}))
+
+    out: dict[str, Any] = {}
+    fan_outs: dict[str, FanOut] = {"serial": serial} | {s: STRATEGIES[s] for s in strategies}
+    for part in ("engine", "micro"):
+        out[part] = {}
+        for name, fan_out in fan_outs.items():
+            out[part][name] = {}
+            for p in [1] if name == "serial" else args.parallelism:
+
+                def once(
+                    fan_out: FanOut = fan_out, p: int = p, part: str = part
+                ) -> Awaitable[float]:
+                    if part == "engine":
+                        return engine_once(fan_out, p, args.nodes, args.pods, args.delay)
+                    return micro_once(fan_out, p, args.nodes, args.delay)
+
+                runs = [on_mock(once) for _ in range(args.repeat)]
+                out[part][name][str(p)] = statistics.median(runs) / args.nodes * 1e6
+        print(f"wake   trio    {part:6} " + json.dumps(out[part]))
     return out
 
 
@@ -424,7 +554,8 @@ def markdown(results: dict[str, Any]) -> str:
             continue
         label = "ms per pod" if part == "engine" else "ms per fan-out"
         lines.append(
-            f"\n**{part}** ({results['nodes']} nodes x {results['delay_s'] * 1e3:g} ms; "
+            f"\n**{part}** ({results['nodes']} nodes x {results['delay_s'] * 1e3:g} ms "
+            f"{results.get('wait', 'sleep')}; "
             f"{label}, speed-up vs serial; * = below {TARGET_FACTOR} x parallelism)\n"
         )
         ps = [str(p) for p in results["parallelism"]]
@@ -441,6 +572,15 @@ def markdown(results: dict[str, Any]) -> str:
                 lines.append(
                     f"| {backend} | {name} | {serial_ms:.1f} | " + " | ".join(cells) + " |"
                 )
+    if "wake" in results:
+        lines.append("\n**wake** (trio, virtual clock: CPU µs per awaiting node; serial at p=1)\n")
+        ps = [str(p) for p in results["parallelism"]]
+        lines.append("| part | strategy | " + " | ".join(f"p={p}" for p in ps) + " |")
+        lines.append("|---|---|" + "---:|" * len(ps))
+        for part, data in results["wake"].items():
+            for name, by_p in data.items():
+                cells = [f"{by_p[p]:.1f}" if p in by_p else "" for p in ps]
+                lines.append(f"| {part} | {name} | " + " | ".join(cells) + " |")
     if "cpu" in results:
         lines.append(
             f"\n**cpu** (plain `def` Filter body, {results['cpu_nodes']} nodes; µs per node)\n"
@@ -458,18 +598,24 @@ def markdown(results: dict[str, Any]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--parts", nargs="+", default=["engine", "micro", "cpu"])
+    parser.add_argument("--parts", nargs="+", default=["engine", "micro", "cpu", "wake"])
     parser.add_argument("--backends", nargs="+", default=["asyncio", "uvloop", "trio"])
     parser.add_argument("--strategies", nargs="+", default=list(STRATEGIES))
     parser.add_argument("--parallelism", nargs="+", type=int, default=list(PARALLELISM))
     parser.add_argument("--nodes", type=int, default=500)
     parser.add_argument("--pods", type=int, default=3, help="measured pods per engine run")
     parser.add_argument("--delay", type=float, default=0.001, help="seconds awaited per node")
+    parser.add_argument(
+        "--wait", choices=WAITS, default="sleep", help="how a node's delay ends (see above)"
+    )
     parser.add_argument("--cpu-nodes", type=int, default=5000)
     parser.add_argument("--cpu-passes", type=int, default=10, help="passes per cpu run")
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--output", type=Path, default=RESULTS / "fanout.json")
+    parser.add_argument("--output", type=Path, help="default results/fanout[_socket].json")
     args = parser.parse_args()
+    if args.output is None:
+        suffix = "" if args.wait == "sleep" else f"_{args.wait}"
+        args.output = RESULTS / f"fanout{suffix}.json"
     if math.isnan(args.delay) or args.delay < 0:
         parser.error("--delay must be >= 0")
 
@@ -482,6 +628,7 @@ def main() -> None:
         "nodes": args.nodes,
         "pods_per_engine_run": args.pods,
         "delay_s": args.delay,
+        "wait": args.wait,
         "cpu_nodes": args.cpu_nodes,
         "cpu_passes": args.cpu_passes,
         "parallelism": args.parallelism,
@@ -491,6 +638,8 @@ def main() -> None:
     for part in ("engine", "micro"):
         if part in args.parts:
             results[part] = {b: bench_async(part, b, args, args.strategies) for b in backends}
+    if "wake" in args.parts:
+        results["wake"] = bench_wake(args, args.strategies)
     if "cpu" in args.parts:
         cpu_strategies = [s for s in args.strategies if s != "shipped"]
         results["cpu"] = {b: bench_cpu(b, args, cpu_strategies) for b in backends}

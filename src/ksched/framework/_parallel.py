@@ -7,7 +7,14 @@
 # parallelism 16: 23 chunks of 22 take 44 rounds, single nodes 32).
 Never one task per node (aiometer's ``run_on_each``, a plain task group): a task costs
 far more than a node's plugin chain, and refilling a freed slot with a new task costs
-a scheduler pass (benchmarks/fanout.py).
+a scheduler pass (benchmarks/fanout.py). The calling task is one of the workers, so a
+fan-out spawns ``parallelism - 1`` tasks and parallelism 1 spawns none.
+
+Timer-driven waits (``anyio.sleep`` in a plugin) wake in lockstep: event loops sleep in
+whole milliseconds, so the workers of a round wake together and the CPU of all their
+nodes runs back to back before the next round; that CPU (per wake-up, about twice as
+much on trio as on asyncio) bounds the speed-up, not this helper. Waits that end on I/O
+readiness do not round (benchmarks/fanout.py ``--wait socket``).
 """
 
 from __future__ import annotations
@@ -44,5 +51,6 @@ async def run_chunked(
                 stop = True
 
     async with anyio.create_task_group() as tg:
-        for _ in range(min(max(parallelism, 1), pieces)):
+        for _ in range(min(max(parallelism, 1), pieces) - 1):
             tg.start_soon(worker)
+        await worker()
