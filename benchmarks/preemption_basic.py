@@ -12,11 +12,16 @@ and scheduling attempt duration percentiles split by result (scheduled / unsched
 as upstream's scheduling_attempt_duration_seconds), medians of ``--repeat`` runs.
 
     python benchmarks/preemption_basic.py --nodes 500 --init-pods 2000 --pods 500
+
+``--profile FILE`` writes cProfile stats of the measured attempts (``--profile-every N``
+samples every N-th attempt, to keep the profiler's overhead off the rest); read them with
+``python -m pstats FILE``. Timings of a profiled run include the profiler's overhead.
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
 import json
 import os
 import platform
@@ -50,7 +55,15 @@ def _high_pod(i: int) -> ksched.Pod:
     return make_pod(f"high-{i}").priority(10).req(cpu="3000m", memory="500Mi").obj()
 
 
-async def run_once(nodes: int, init_pods: int, pods: int, seed: int) -> dict[str, Any]:
+async def run_once(
+    nodes: int,
+    init_pods: int,
+    pods: int,
+    seed: int,
+    profiler: cProfile.Profile | None = None,
+    profile_every: int = 1,
+) -> dict[str, Any]:
+    """One run; with ``profiler``, every ``profile_every``-th measured attempt is profiled."""
     cluster = ksched.InMemoryCluster()
     measuring = False
     created: dict[str, float] = {}
@@ -84,13 +97,24 @@ async def run_once(nodes: int, init_pods: int, pods: int, seed: int) -> dict[str
     async with ksched.Scheduler.open(cluster=cluster, observer=observe, seed=seed) as scheduler:
         queue = scheduler.queue
         pop = queue.pop
+        attempts = [0]
+        profiling = [False]
 
         async def timed_pop() -> Any:
             # The loop is serial: asking for the next pod ends the previous attempt.
             now = time.perf_counter()
+            if profiling[0]:
+                assert profiler is not None
+                profiler.disable()
+                profiling[0] = False
             if measuring and attempt_pod[0]:
                 scheduled_attempts.append(now - attempt_start[0])
             qpi = await pop()
+            if measuring and profiler is not None:
+                attempts[0] += 1
+                if attempts[0] % profile_every == 0:
+                    profiling[0] = True
+                    profiler.enable()
             attempt_start[0] = time.perf_counter()
             attempt_pod[0] = qpi.pod.key
             return qpi
@@ -146,11 +170,33 @@ def main() -> None:
     parser.add_argument(
         "--out", type=Path, default=None, help="default: results/preemption_basic_<nodes>.json"
     )
+    parser.add_argument(
+        "--profile",
+        type=Path,
+        default=None,
+        help="write cProfile stats of the measured attempts here (timings then include "
+        "the profiler's overhead)",
+    )
+    parser.add_argument(
+        "--profile-every", type=int, default=1, help="profile only every N-th attempt"
+    )
     args = parser.parse_args()
+    profiler = cProfile.Profile() if args.profile is not None else None
     runs = [
-        anyio.run(run_once, args.nodes, args.init_pods, args.pods, i, backend=args.backend)
+        anyio.run(
+            run_once,
+            args.nodes,
+            args.init_pods,
+            args.pods,
+            i,
+            profiler,
+            args.profile_every,
+            backend=args.backend,
+        )
         for i in range(args.repeat)
     ]
+    if profiler is not None:
+        profiler.dump_stats(args.profile)
     result: dict[str, Any] = {
         "workload": "PreemptionBasic",
         "nodes": args.nodes,

@@ -51,9 +51,7 @@ def test_params_fill_counts_and_the_default_pod_template() -> None:
 
 def test_feature_gates_are_ignored_with_a_note() -> None:
     [p] = plans(str(MISC), "SchedulingBasic/5Nodes")
-    assert p.notes == (
-        "featureGates ignored (not ksched features): SchedulerAsyncAPICalls=false",
-    )
+    assert p.notes == ("featureGates ignored (not ksched features): SchedulerAsyncAPICalls=false",)
 
 
 def test_affinity_file_node_strategy_and_namespaces() -> None:

@@ -8,10 +8,14 @@
 Preemption runs synchronously in the PostFilter (upstream with SchedulerAsyncPreemption
 off): victims are evicted before the pod is nominated to the chosen node.
 
-When the profile runs the built-in NodeResourcesFit Filter, dry runs take two shortcuts
+When the profile runs the built-in NodeResourcesFit Filter, dry runs take shortcuts
 that change no outcome: a node where the pod cannot fit by resources even with every
 lower-priority pod gone is passed over (it cannot be a candidate), and a pod added back
-while the Fit comparisons reject the node stays a victim without a Filter run.
+while the Fit comparisons reject the node stays a victim without a Filter run. When,
+besides, every other Filter that runs for the pod reads only the Node object (as
+NodeUnschedulable, NodeName, TaintToleration and NodeAffinity do) and no PreFilter
+extension runs, a node's victims are decided by the Fit comparisons alone: no clone of
+the node and no Filter run but one call of each node-only Filter.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from typing import Any
 import attrs
 
 from .._errors import ConfigError
-from ..api import Pod, PodDisruptionBudget
+from ..api import Node, Pod, PodDisruptionBudget
 from ..framework import (
     ClusterEventWithHint,
     Code,
@@ -38,6 +42,10 @@ from ..framework import (
     run_chunked,
 )
 from . import node_resources_fit as fit
+from .node_affinity import NodeAffinity
+from .node_name import NodeName
+from .node_unschedulable import NodeUnschedulable
+from .taint_toleration import TaintToleration
 
 __all__ = [
     "Candidate",
@@ -64,6 +72,9 @@ WAITING_POD_REJECT_MSG = "preempted"
 _MAX_INT32 = 2**31 - 1
 _CPU, _MEMORY, _EPHEMERAL_STORAGE = "cpu", "memory", "ephemeral-storage"
 _REMAINING_CACHE_LIMIT = 50_000
+_NODE_ONLY_FILTERS: tuple[type, ...] = (NodeUnschedulable, NodeName, TaintToleration, NodeAffinity)
+"""Built-in Filters whose verdict reads only the Node object and the pod, never the pods
+on the node: removing or adding pods cannot change it."""
 
 
 # ---- args -----------------------------------------------------------------------------
@@ -286,32 +297,36 @@ def pick_one_node_for_preemption(candidates: Sequence[Candidate], now: float) ->
     if not candidates:
         return ""
     by_name = {c.name: c.victims for c in candidates}
-    remaining = [c.name for c in candidates]
-
-    def latest_start(node: str) -> float:
-        earliest = earliest_start_of_highest_priority(by_name[node].pods, now)
-        return -math.inf if earliest is None else earliest
-
-    score_funcs: list[Callable[[str], float]] = [
-        lambda node: -by_name[node].num_pdb_violations,
-        lambda node: -by_name[node].pods[0].priority,
-        lambda node: -sum(p.priority + _MAX_INT32 + 1 for p in by_name[node].pods),
-        lambda node: -len(by_name[node].pods),
-        latest_start,
-    ]
-    for score in score_funcs:
-        best: list[str] = []
-        best_score = -math.inf
-        for node in remaining:
-            s = score(node)
-            if s > best_score:
-                best_score, best = s, [node]
-            elif s == best_score:
-                best.append(node)
-        if len(best) == 1:
-            return best[0]
-        remaining = best
-    return remaining[0]
+    # Filtering by each criterion in turn keeps, after the k-th, the nodes whose first k
+    # scores are the lexicographic maximum: the answer is the first node (in candidate
+    # order) with the greatest score tuple, found in one pass.
+    best_name = ""
+    best_key: tuple[float, ...] = ()
+    offset = _MAX_INT32 + 1
+    for c in candidates:
+        victims = by_name[c.name]
+        first = -victims.num_pdb_violations
+        if best_key and first < best_key[0]:
+            continue
+        pods = victims.pods
+        # The highest victim priority, the sum, and the earliest start among the pods
+        # of the highest priority (GetEarliestPodStartTime), in one pass.
+        total = 0
+        top = pods[0].priority
+        earliest = math.inf
+        for pod in pods:
+            priority = pod.priority
+            total += priority + offset
+            start = pod.status.start_time
+            start = now if start is None else start
+            if priority > top:
+                top, earliest = priority, start
+            elif priority == top and start < earliest:
+                earliest = start
+        key = (first, -pods[0].priority, -total, -len(pods), earliest)
+        if not best_key or key > best_key:
+            best_name, best_key = c.name, key
+    return best_name
 
 
 def _fit_error_message(num_all_nodes: int, statuses: NodeToStatus) -> str:
@@ -391,14 +406,14 @@ class _FitBound:
                 scalar_used[i] += requests.get(name, 0)
         return self._lacks_room(node.allocatable, num_pods, cpu, memory, storage, scalar_used)
 
-    def rejects_after_preemption(
-        self, pod: Pod, node: NodeInfo, remaining: Sequence[int], nominated: Sequence[PodInfo]
-    ) -> bool:
-        """Whether the Fit filter rejects ``node`` holding the ``remaining`` amounts (see
-        :meth:`remaining`) and the pods nominated to it that the first Filter pass adds."""
-        num_pods, cpu, memory, storage, *scalar_used = remaining
+    def with_nominated(
+        self, pod: Pod, remaining: tuple[int, ...], nominated: Sequence[PodInfo]
+    ) -> tuple[int, ...]:
+        """The ``remaining`` amounts (see :meth:`remaining`) with the pods nominated to
+        the node that the first Filter pass adds (higher or equal priority, not ``pod``)."""
         if not nominated:
-            return self._lacks_room(node.allocatable, num_pods, cpu, memory, storage, scalar_used)
+            return remaining
+        num_pods, cpu, memory, storage, *scalar_used = remaining
         priority, uid = pod.priority, pod.uid
         for info in nominated:
             if info.pod.priority < priority or info.pod.uid == uid:
@@ -410,7 +425,41 @@ class _FitBound:
             storage += requests.get(_EPHEMERAL_STORAGE, 0)
             for i, (name, _) in enumerate(self.scalars):
                 scalar_used[i] += requests.get(name, 0)
+        return (num_pods, cpu, memory, storage, *scalar_used)
+
+    def lacks_room_at(self, node: NodeInfo, amounts: Sequence[int]) -> bool:
+        """Whether the Fit filter rejects ``node`` holding ``amounts`` (pods, cpu, memory,
+        ephemeral storage, the checked scalars)."""
+        num_pods, cpu, memory, storage, *scalar_used = amounts
         return self._lacks_room(node.allocatable, num_pods, cpu, memory, storage, scalar_used)
+
+    def reprieve(
+        self, node: NodeInfo, base: Sequence[int], ordered: Iterable[PodInfo]
+    ) -> list[bool]:
+        """For each pod of ``ordered`` in turn, whether it stays a victim: added back to
+        the ``base`` amounts (see :meth:`with_nominated`) with the pods reprieved before
+        it, the Fit filter rejects the node. Reprieved pods are kept; the caller knows
+        the rest of the Filter chain cannot reject."""
+        num_pods, cpu, memory, storage, *scalar_used = base
+        scalars = self.scalars
+        alloc = node.allocatable
+        lacks_room = self._lacks_room
+        out: list[bool] = []
+        for info in ordered:
+            requests = info.requests
+            c = cpu + requests.get(_CPU, 0)
+            m = memory + requests.get(_MEMORY, 0)
+            e = storage + requests.get(_EPHEMERAL_STORAGE, 0)
+            sc = [
+                used + requests.get(name, 0)
+                for (name, _), used in zip(scalars, scalar_used, strict=True)
+            ]
+            if lacks_room(alloc, num_pods + 1, c, m, e, sc):
+                out.append(True)
+                continue
+            out.append(False)
+            num_pods, cpu, memory, storage, scalar_used = num_pods + 1, c, m, e, sc
+        return out
 
     def remaining(self, node: NodeInfo, priority: int) -> tuple[int, ...]:
         """Pods, cpu, memory, ephemeral storage and the checked scalars in use on
@@ -446,6 +495,42 @@ class _DryRunContext:
     extensions: bool
     waits: bool = False
     """Some Filter plugin is ``async``: dry runs across nodes go in parallel."""
+    node_checks: tuple[Callable[[CycleState, Pod, NodeInfo], Status | None], ...] | None = None
+    """When not None (``bound`` is set, no extension runs, nothing waits): the Filters,
+    besides NodeResourcesFit, that run for the pod, all of them node-only
+    (:data:`_NODE_ONLY_FILTERS`). Victims are then decided by ``bound`` alone."""
+
+
+@attrs.frozen
+class _VictimsEntry:
+    """One node's arithmetic dry-run outcome and what it was decided from.
+
+    It stands while the snapshot's NodeInfo for the node (replaced or given a new
+    generation when the node or its pods change) is the same, and so are the preemptor's
+    priority and Fit request, the amounts the first Filter pass sees (nominated pods
+    included), the budgets and their allowed disruptions, and, when the victims' order
+    compared a pod without a start time (taken as now) with one that has one, the
+    clock reading.
+    """
+
+    node: NodeInfo
+    generation: int
+    node_object: Node
+    key: tuple[Any, ...]
+    pdbs: tuple[PodDisruptionBudget, ...]
+    now: float | None
+    outcome: tuple[Candidate | None, Status]
+
+
+def _order_reads_now(pods: Iterable[PodInfo]) -> bool:
+    """Whether ordering ``pods`` by importance can depend on the clock: two of the same
+    priority, one started and one not."""
+    started: set[int] = set()
+    unstarted: set[int] = set()
+    for info in pods:
+        pod = info.pod
+        (unstarted if pod.status.start_time is None else started).add(pod.priority)
+    return not started.isdisjoint(unstarted)
 
 
 class _StepError(Exception):
@@ -463,6 +548,9 @@ class DefaultPreemption:
     """The default PostFilter: find the cheapest node to preempt on, evict, nominate."""
 
     name = NAME
+    arithmetic_dry_runs = True
+    """Decide victims by the Fit comparisons when the profile allows (see the module
+    docstring); False runs every dry run through the Filter plugins."""
 
     def __init__(self, args: DefaultPreemptionArgs, handle: Handle) -> None:
         self.args = args
@@ -470,6 +558,7 @@ class DefaultPreemption:
         self._remaining_cache: dict[
             tuple[str, int, tuple[tuple[str, int], ...]], tuple[NodeInfo, int, tuple[int, ...]]
         ] = {}
+        self._victims_cache: dict[str, _VictimsEntry] = {}
 
     @classmethod
     def new(cls, args: Mapping[str, Any] | None, handle: Handle) -> DefaultPreemption:
@@ -571,7 +660,12 @@ class DefaultPreemption:
         """Dry-run preemption on the nodes Filter found merely Unschedulable."""
         if not all_nodes:
             return [], None, MSG_NO_NODES
-        potential = [i for i in all_nodes if statuses.get(i.name).code is Code.UNSCHEDULABLE]
+        unschedulable = Code.UNSCHEDULABLE
+        if statuses.absent.code is unschedulable:
+            potential = [i for i in all_nodes if statuses.get(i.name).code is unschedulable]
+        else:
+            names = {name for name, status in statuses.items() if status.code is unschedulable}
+            potential = [i for i in all_nodes if i.name in names]
         if not potential:
             return [], NodeToStatus(), None
         pdbs = self._pdbs()
@@ -619,10 +713,18 @@ class DefaultPreemption:
         async def visit(i: int) -> tuple[Candidate | None, Status | None]:
             """Dry-run the ``i``-th node from ``offset``; (None, None): passed over."""
             node = potential_nodes[(offset + i) % n]
-            if bound is not None and bound.rejects_after_preemption(
-                pod, node, self._remaining(bound, node, priority), nominated_for(node.name)
-            ):
-                return None, None
+            if bound is not None:
+                base = bound.with_nominated(
+                    pod, self._remaining(bound, node, priority), nominated_for(node.name)
+                )
+                if bound.lacks_room_at(node, base):
+                    return None, None
+                if ctx.node_checks is not None:
+                    outcome = self._dry_run_by_fit(
+                        state, pod, node, pdbs, bound, ctx.node_checks, base
+                    )
+                    if outcome is not None:
+                        return outcome
             return await self._dry_run_node(state, pod, node, pdbs, ctx)
 
         visited = await self._visit_in_parallel(visit, n, num_candidates) if ctx.waits else None
@@ -709,6 +811,101 @@ class DefaultPreemption:
             )
         return None, status
 
+    def _dry_run_by_fit(
+        self,
+        state: CycleState,
+        pod: Pod,
+        node: NodeInfo,
+        pdbs: Sequence[tuple[PodDisruptionBudget, int]],
+        bound: _FitBound,
+        node_checks: Sequence[Callable[[CycleState, Pod, NodeInfo], Status | None]],
+        base: tuple[int, ...],
+    ) -> tuple[Candidate | None, Status] | None:
+        """:meth:`_dry_run_node` for a node the Fit filter accepts once every
+        lower-priority pod is gone (``base``: the amounts the first Filter pass then
+        sees), when the other Filters read only the Node: each of those runs once (on
+        the snapshot's node: it cannot tell the difference) and the reprieves are Fit
+        comparisons. None when a node-only Filter rejects or fails: the dry run then
+        takes the Filter plugins' path for that node's status.
+
+        The victims are kept per node (see :class:`_VictimsEntry`) while nothing they
+        depend on changes, for the next preemptor alike.
+        """
+        priority = pod.priority
+        entry = self._victims_cache.get(node.name)
+        key = (priority, bound.request, bound.scalars, base, tuple(a for _, a in pdbs))
+        if not (
+            entry is not None
+            and entry.node is node
+            and entry.generation == node.generation
+            and entry.node_object is node.node
+            and entry.key == key
+            and len(entry.pdbs) == len(pdbs)
+            and all(a is b for a, (b, _) in zip(entry.pdbs, pdbs, strict=True))
+            and (entry.now is None or entry.now == self.handle.now())
+        ):
+            entry = None
+            potential = [p for p in node.pods if p.pod.priority < priority]
+            if not potential:
+                return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (MSG_NO_VICTIMS,))
+        if not self._node_checks_pass(state, pod, node, node_checks):
+            return None
+        if entry is not None:
+            return entry.outcome
+        handle = self.handle
+        now = handle.now()
+        potential.sort(key=_by_importance(now))
+        if pdbs:
+            violating, non_violating = filter_pods_with_pdb_violation(
+                potential, [p for p, _ in pdbs], [a for _, a in pdbs]
+            )
+            ordered = violating + non_violating
+        else:
+            violating, non_violating = [], potential
+            ordered = potential
+        evicted = bound.reprieve(node, base, ordered)
+        victims = [info for info, out in zip(ordered, evicted, strict=True) if out]
+        outcome: tuple[Candidate | None, Status]
+        if not victims:
+            outcome = (
+                None,
+                Status(Code.ERROR, (f'expected at least one victim pod on node "{node.name}"',)),
+            )
+        else:
+            num_violating = sum(evicted[: len(violating)])
+            if violating and non_violating:
+                victims.sort(key=_by_importance(handle.now()))
+            victims_of = Victims(tuple(v.pod for v in victims), num_violating)
+            outcome = Candidate(node.name, victims_of), Status(Code.SUCCESS)
+        if len(self._victims_cache) >= _REMAINING_CACHE_LIMIT:
+            self._victims_cache.clear()
+        self._victims_cache[node.name] = _VictimsEntry(
+            node,
+            node.generation,
+            node.node,
+            key,
+            tuple(p for p, _ in pdbs),
+            now if _order_reads_now(potential) else None,
+            outcome,
+        )
+        return outcome
+
+    @staticmethod
+    def _node_checks_pass(
+        state: CycleState,
+        pod: Pod,
+        node: NodeInfo,
+        node_checks: Sequence[Callable[[CycleState, Pod, NodeInfo], Status | None]],
+    ) -> bool:
+        for check in node_checks:
+            try:
+                status = check(state, pod, node)
+            except Exception:
+                return False
+            if status is not None and status.code not in (Code.SUCCESS, Code.SKIP):
+                return False
+        return True
+
     def _remaining(self, bound: _FitBound, node: NodeInfo, priority: int) -> tuple[int, ...]:
         """``bound.remaining(node, priority)``, kept per node while its NodeInfo (the
         snapshot's, replaced when the node changes) and its generation stay the same."""
@@ -737,7 +934,30 @@ class DefaultPreemption:
             ext_fn = getattr(plugins.get(name), "pre_filter_extensions", None)
             if name not in skip and ext_fn is not None and ext_fn() is not None:
                 extensions = True
-        return _DryRunContext(self._fit_bound(state, points, plugins), extensions, waits)
+        bound = self._fit_bound(state, points, plugins)
+        node_checks = None
+        # Only a framework that says its Filters are all sync (ksched's own does) is
+        # trusted to run them as the arithmetic replays them.
+        sync = getattr(framework, "filters_async", None) is False
+        if bound is not None and not extensions and sync and self.arithmetic_dry_runs:
+            node_checks = self._node_checks(skip, points, plugins)
+        return _DryRunContext(bound, extensions, waits, node_checks)
+
+    @staticmethod
+    def _node_checks(
+        skip: frozenset[str], points: Mapping[str, Any], plugins: Mapping[str, Any]
+    ) -> tuple[Callable[[CycleState, Pod, NodeInfo], Status | None], ...] | None:
+        """The Filter methods that run besides NodeResourcesFit, in chain order, when all
+        of them are node-only built-ins; otherwise None."""
+        checks: list[Callable[[CycleState, Pod, NodeInfo], Status | None]] = []
+        for name in points.get("filter", ()):
+            if name in skip or name == fit.NAME:
+                continue
+            plugin: Any = plugins.get(name)
+            if type(plugin) not in _NODE_ONLY_FILTERS:
+                return None
+            checks.append(plugin.filter)
+        return tuple(checks)
 
     @staticmethod
     def _fit_bound(
