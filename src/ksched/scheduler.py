@@ -573,7 +573,6 @@ class Scheduler:
         if batch is not None:
             signature = batch.sign(pod)
             hint = await batch.node_hint(
-                pod,
                 signature,
                 self._cycle,
                 anyio.current_time(),

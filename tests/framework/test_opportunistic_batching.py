@@ -293,7 +293,7 @@ async def _hint(
     run_filter: Any = FULL,
 ) -> str | None:
     nodes = nodes or _Nodes("n1", "n2", "n3")
-    return await batch.node_hint(POD, batch.sign(POD), cycle, now, nodes.get, run_filter)
+    return await batch.node_hint(batch.sign(POD), cycle, now, nodes.get, run_filter)
 
 
 @pytest.mark.anyio

@@ -95,7 +95,6 @@ class OpportunisticBatch:
 
     async def node_hint(
         self,
-        pod: Pod,
         signature: PodSignature | None,
         cycle: int,
         now: float,
@@ -144,7 +143,8 @@ class OpportunisticBatch:
         ``others`` gives the remaining feasible nodes, best first (built only when
         needed); None when the cycle found a single node.
         """
-        self._last = _LastCycle(cycle, chosen, True)
+        last = self._last
+        last.cycle, last.chosen, last.succeeded = cycle, chosen, True
         if hinted is not None and hinted == chosen:
             self.stats["hint_used"] += 1
             return
