@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from ksched._errors import ConfigError
-from ksched._profiles import build_framework
+from ksched.scheduler import build_framework
 from ksched.config import (
     DEFAULT_PLUGINS,
     PluginRef,

@@ -1,9 +1,5 @@
 """ksched: the Kubernetes scheduling framework as an asyncio/trio engine."""
 
-from ._diagnosis import AttemptReport as AttemptReport
-from ._diagnosis import FitError as FitError
-from ._diagnosis import SchedulingEvent as SchedulingEvent
-from ._discovery import plugin_registry as plugin_registry
 from ._errors import ConfigError as ConfigError
 from ._errors import KschedError as KschedError
 from ._errors import ManifestError as ManifestError
@@ -17,11 +13,16 @@ from .api import load_manifests as load_manifests
 from .api import read_object as read_object
 from .cluster import ClusterStore as ClusterStore
 from .cluster import InMemoryCluster as InMemoryCluster
+from .cluster import RecordedEvent as RecordedEvent
 from .config import Profile as Profile
 from .config import SchedulerConfig as SchedulerConfig
 from .config import load_config as load_config
 from .config import parse_config as parse_config
+from .scheduler import AttemptReport as AttemptReport
+from .scheduler import FitError as FitError
 from .scheduler import Scheduler as Scheduler
+from .scheduler import SchedulingEvent as SchedulingEvent
+from .scheduler import plugin_registry as plugin_registry
 
 __all__ = [
     "AttemptReport",
@@ -37,6 +38,7 @@ __all__ = [
     "PodGroup",
     "PriorityClass",
     "Profile",
+    "RecordedEvent",
     "Scheduler",
     "SchedulerClosedError",
     "SchedulerConfig",

@@ -17,7 +17,7 @@ import pytest
 from trio.testing import MockClock
 
 from ksched import simulate
-from ksched._discovery import plugin_registry
+from ksched import plugin_registry
 from ksched._errors import ConfigError
 from ksched.api import Namespace, Pod, read_object
 from ksched.cluster import InMemoryCluster

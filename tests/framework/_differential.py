@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ksched import Pod, Scheduler
-from ksched._diagnosis import AttemptReport, FitError
+from ksched.scheduler import AttemptReport, FitError
 from ksched.framework import CycleState, Status
 
 

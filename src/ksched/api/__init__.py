@@ -1,5 +1,6 @@
 """The Kubernetes object model the scheduler reads."""
 
+from ._duration import parse_duration as parse_duration
 from ._manifest import KubeObject as KubeObject
 from ._manifest import load_manifests as load_manifests
 from ._manifest import parse_time as parse_time
@@ -91,6 +92,7 @@ __all__ = [
     "WeightedPodAffinityTerm",
     "compile_requirements",
     "load_manifests",
+    "parse_duration",
     "parse_quantity",
     "parse_time",
     "pod_requests",

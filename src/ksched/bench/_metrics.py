@@ -18,7 +18,7 @@ from collections.abc import Sequence
 import anyio
 import attrs
 
-from .._diagnosis import SchedulingEvent
+from ..scheduler import SchedulingEvent
 
 __all__ = [
     "Collector",

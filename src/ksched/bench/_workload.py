@@ -17,7 +17,7 @@ from typing import Any
 import attrs
 import yaml
 
-from ..simulate import parse_duration
+from ..api import parse_duration
 from ._errors import WorkloadError
 from ._template import ObjectTemplate
 

@@ -8,6 +8,7 @@ from ._events import ClusterEventWithHint as ClusterEventWithHint
 from ._events import EventResource as EventResource
 from ._events import QueueingHint as QueueingHint
 from ._events import QueueingHintFn as QueueingHintFn
+from ._handle import Handle as Handle
 from ._interfaces import MAX_NODE_SCORE as MAX_NODE_SCORE
 from ._interfaces import MIN_NODE_SCORE as MIN_NODE_SCORE
 from ._interfaces import BatchFilterPlugin as BatchFilterPlugin
@@ -15,9 +16,9 @@ from ._interfaces import BatchFilterStatuses as BatchFilterStatuses
 from ._interfaces import BatchScoreExtensions as BatchScoreExtensions
 from ._interfaces import BatchScorePlugin as BatchScorePlugin
 from ._interfaces import BindPlugin as BindPlugin
+from ._interfaces import ClosablePlugin as ClosablePlugin
 from ._interfaces import EnqueueExtensions as EnqueueExtensions
 from ._interfaces import FilterPlugin as FilterPlugin
-from ._interfaces import Handle as Handle
 from ._interfaces import NodeToStatus as NodeToStatus
 from ._interfaces import PermitPlugin as PermitPlugin
 from ._interfaces import Plugin as Plugin
@@ -92,6 +93,7 @@ __all__ = [
     "BatchScorePlugin",
     "BindPlugin",
     "BoolArray",
+    "ClosablePlugin",
     "ClusterEvent",
     "ClusterEventWithHint",
     "Code",

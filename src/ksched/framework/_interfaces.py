@@ -1,4 +1,4 @@
-"""One protocol per extension point, and the Handle plugins use to reach the engine.
+"""One protocol per extension point.
 
 # staging/src/k8s.io/kube-scheduler/framework/interface.go
 Each method may be a plain ``def`` or an ``async def``; the Framework finds out which
@@ -7,8 +7,7 @@ once, when the profile is built. Plugins return ``None`` for success.
 
 from __future__ import annotations
 
-import random
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import attrs
@@ -21,14 +20,14 @@ from ._table import BoolArray, IntArray, NodeTable
 from ._types import NodeInfo, PodInfo
 
 if TYPE_CHECKING:
+    from ._handle import Handle
     from ._pod_index import PodIndex
-    from ._waiting import WaitingPod
 
 __all__ = [
     "BindPlugin",
+    "ClosablePlugin",
     "EnqueueExtensions",
     "FilterPlugin",
-    "Handle",
     "NodeToStatus",
     "PermitPlugin",
     "Plugin",
@@ -144,6 +143,18 @@ class Plugin(Protocol):
     """Every plugin has a unique ``name``."""
 
     name: str
+
+
+@runtime_checkable
+class ClosablePlugin(Plugin, Protocol):
+    """A plugin holding resources (timers, subscriptions, connections) to release.
+
+    The scheduler calls ``close()`` once when it shuts down, in reverse start order
+    (the last profile's last plugin first), within the shutdown grace period. It may be
+    a plain ``def`` or an ``async def``; an exception is logged, never raised.
+    """
+
+    def close(self) -> Awaitable[None] | None: ...
 
 
 class PreEnqueuePlugin(Plugin, Protocol):
@@ -314,53 +325,5 @@ class SharedLister(Protocol):
         """The snapshot's pod index (pods by label, per-node counts), if it keeps one."""
 
 
-class Handle(Protocol):
-    """What a plugin may use of the engine. Given to plugin factories."""
-
-    @property
-    def snapshot(self) -> SharedLister: ...
-
-    @property
-    def rng(self) -> random.Random: ...
-
-    @property
-    def parallelism(self) -> int: ...
-
-    @property
-    def cluster(self) -> Any:
-        """The ClusterStore (pods, nodes, PodGroups, PDBs, namespaces; bind, evict)."""
-        ...
-
-    def now(self) -> float: ...
-
-    def namespace_labels(self, namespace: str) -> Mapping[str, str] | None: ...
-
-    def get_waiting_pod(self, uid: str) -> WaitingPod | None: ...
-
-    def iterate_waiting_pods(self) -> Iterable[WaitingPod]: ...
-
-    def reject_waiting_pod(self, uid: str, plugin: str, message: str) -> bool: ...
-
-    def activate(self, pods: Iterable[Pod]) -> None:
-        """Move these pods (if pending in the queue) to activeQ now."""
-        ...
-
-    def nominated_pods_for_node(self, node_name: str) -> Sequence[PodInfo]: ...
-
-    def record_event(self, pod: Pod, reason: str, message: str) -> None: ...
-
-    async def run_filter_plugins_with_nominated_pods(
-        self, state: CycleState, pod: Pod, node_info: NodeInfo
-    ) -> Status: ...
-
-    def run_pre_filter_extension_add_pod(
-        self, state: CycleState, pod: Pod, pod_to_add: PodInfo, node_info: NodeInfo
-    ) -> Status: ...
-
-    def run_pre_filter_extension_remove_pod(
-        self, state: CycleState, pod: Pod, pod_to_remove: PodInfo, node_info: NodeInfo
-    ) -> Status: ...
-
-
-PluginFactory = Callable[[Any, Handle], Plugin]
+PluginFactory = Callable[[Any, "Handle"], Plugin]
 """``factory(args, handle) -> plugin``; args is the plugin's pluginConfig (a dict, or None)."""

@@ -354,6 +354,14 @@ class Framework:
         state.skip_filter_plugins = frozenset(skipped)
         return result, SUCCESS, set()
 
+    def plugins_at(self, point: str) -> list[tuple[str, Plugin]]:
+        """The enabled plugins at an extension point, in the order they run."""
+        return [(name, self.plugins[name]) for name in self.points.get(point, ())]
+
+    def pre_filter_extensions_active(self, state: CycleState) -> bool:
+        """Whether a PreFilter plugin that ran for this cycle has AddPod/RemovePod."""
+        return bool(self._extensions_for(state))
+
     def _extensions_for(self, state: CycleState) -> list[tuple[str, PreFilterExtensions]]:
         skip = state.skip_filter_plugins
         return [(n, e) for n, e in self._pre_filter_ext if n not in skip]

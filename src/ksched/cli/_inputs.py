@@ -23,11 +23,11 @@ from typing import Any
 import attrs
 import yaml
 
-from ._errors import ConfigError, ManifestError
-from .api import KubeObject, read_object
-from .cluster import object_key
-from .config import SchedulerConfig, parse_config
-from .simulate import DEFAULT_SETTLE_MAX, Scenario, ScenarioError, Step, parse_scenario
+from .._errors import ConfigError, ManifestError
+from ..api import KubeObject, read_object
+from ..cluster import object_key
+from ..config import SchedulerConfig, parse_config
+from ..simulate import DEFAULT_SETTLE_MAX, Scenario, ScenarioError, Step, parse_scenario
 
 __all__ = ["InputError", "input_files", "load_config_file", "load_inputs"]
 

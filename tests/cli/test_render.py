@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from ksched._render import (
+from ksched.cli._render import (
     format_bytes,
     format_cpu,
     format_time,

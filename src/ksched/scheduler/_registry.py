@@ -18,9 +18,9 @@ from collections.abc import Sequence
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any, cast
 
-from ._errors import ConfigError
-from .framework import PluginFactory
-from .plugins import IN_TREE, in_tree_factory
+from .._errors import ConfigError
+from ..framework import PluginFactory
+from ..plugins import IN_TREE, in_tree_factory
 
 __all__ = ["ENTRY_POINT_GROUP", "plugin_registry"]
 

@@ -9,7 +9,7 @@ from typing import Any
 import anyio
 import pytest
 
-from ksched._diagnosis import SchedulingEvent
+from ksched.scheduler import SchedulingEvent
 from ksched._errors import ConfigError
 from ksched.api import Pod
 from ksched.cluster import InMemoryCluster

@@ -10,7 +10,7 @@ from typing import Any
 
 import attrs
 
-from .framework import NodeToStatus, Status
+from ..framework import NodeToStatus, Status
 
 __all__ = ["AttemptReport", "FitError", "SchedulingEvent"]
 

@@ -1,21 +1,19 @@
-"""The ClusterStore seam, and InMemoryCluster: an embedded cluster for the scheduler.
+"""InMemoryCluster: an embedded cluster for the scheduler.
 
-The scheduler learns about objects through change notifications (like informers) and
-writes back through ``bind``, ``evict`` and ``update_pod_status``. InMemoryCluster keeps
-everything in dicts and notifies listeners synchronously, so a change is visible to the
-scheduler before the call that made it returns.
+It keeps everything in dicts and notifies listeners synchronously, so a change is visible
+to the scheduler before the call that made it returns.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Protocol
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 import anyio
 import attrs
 
-from ._errors import NotFoundError
-from .api import (
+from .._errors import NotFoundError
+from ..api import (
     KubeObject,
     Namespace,
     Node,
@@ -28,56 +26,21 @@ from .api import (
     Service,
     StatefulSet,
 )
+from ._store import KINDS, ClusterListener, object_key
 
-__all__ = ["ClusterListener", "ClusterStore", "InMemoryCluster"]
-
-ClusterListener = Callable[[str, Any, Any], None]
-"""``listener(kind, old, new)``: ``old`` is None for an add, ``new`` None for a delete."""
-
-_KINDS: dict[type, str] = {
-    Node: "Node",
-    Pod: "Pod",
-    PriorityClass: "PriorityClass",
-    PodDisruptionBudget: "PodDisruptionBudget",
-    PodGroup: "PodGroup",
-    Namespace: "Namespace",
-    Service: "Service",
-    ReplicationController: "ReplicationController",
-    ReplicaSet: "ReplicaSet",
-    StatefulSet: "StatefulSet",
-}
+__all__ = ["InMemoryCluster", "RecordedEvent"]
 
 
-def object_key(obj: Any) -> str:
-    """``namespace/name`` for namespaced objects, ``name`` for cluster-scoped ones."""
-    if isinstance(obj, PriorityClass | Namespace):
-        return obj.name
-    meta = obj.metadata
-    return f"{meta.namespace}/{meta.name}" if meta.namespace else meta.name
+@attrs.frozen
+class RecordedEvent:
+    """An Event the scheduler recorded (as kube-scheduler's event recorder would write it)."""
 
-
-class ClusterStore(Protocol):
-    """What the scheduler needs from a cluster."""
-
-    def subscribe(self, listener: ClusterListener) -> None: ...
-
-    def nodes(self) -> list[Node]: ...
-
-    def pods(self) -> list[Pod]: ...
-
-    def get_pod(self, key: str) -> Pod | None: ...
-
-    def objects(self, kind: str) -> list[Any]: ...
-
-    def namespace_labels(self, namespace: str) -> Mapping[str, str] | None: ...
-
-    async def bind(self, pod: Pod, node_name: str) -> None: ...
-
-    async def evict(self, pod: Pod) -> None: ...
-
-    async def update_pod_status(
-        self, pod: Pod, *, nominated_node_name: str | None, condition: Mapping[str, str] | None
-    ) -> None: ...
+    regarding: str
+    related: str | None
+    type: str
+    reason: str
+    action: str
+    note: str
 
 
 @attrs.define(eq=False)
@@ -95,6 +58,8 @@ class InMemoryCluster:
     """Keys of the pods evicted by preemption, in order."""
     conditions: dict[str, Mapping[str, str]] = attrs.field(factory=dict)
     """Pod key -> its last PodScheduled condition (type, status, reason, message)."""
+    events: list[RecordedEvent] = attrs.field(factory=list)
+    """Events the scheduler recorded, in order."""
 
     # ---- reading ------------------------------------------------------------------
 
@@ -182,7 +147,7 @@ class InMemoryCluster:
 
     def apply(self, obj: KubeObject) -> None:
         """Create or replace an object and notify the listeners."""
-        kind = _KINDS[type(obj)]
+        kind = KINDS[type(obj)]
         if isinstance(obj, Pod):
             obj = self.resolve_priority(obj)
         store = self._objects.setdefault(kind, {})
@@ -259,6 +224,20 @@ class InMemoryCluster:
         if current.status.nominated_node_name != nominated_node_name:
             status = attrs.evolve(current.status, nominated_node_name=nominated_node_name)
             self.apply(attrs.evolve(current, status=status))
+
+    def record_event(
+        self,
+        regarding: Pod,
+        related: Pod | None,
+        event_type: str,
+        reason: str,
+        action: str,
+        note: str,
+    ) -> None:
+        related_key = related.key if related is not None else None
+        self.events.append(
+            RecordedEvent(regarding.key, related_key, event_type, reason, action, note)
+        )
 
     # ---- waiting ------------------------------------------------------------------
 

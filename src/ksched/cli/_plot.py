@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ._errors import KschedError
+from .._errors import KschedError
 
 __all__ = ["PlotUnavailableError", "require_matplotlib", "write_plot"]
 

@@ -14,8 +14,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO, cast
 
-from ._errors import ConfigError, KschedError
-from .framework import PluginFactory
+from .._errors import ConfigError, KschedError
+from ..framework import PluginFactory
 
 __all__ = ["main"]
 
@@ -27,7 +27,7 @@ _Registry = dict[str, PluginFactory]
 
 def _plugin_registry(specs: Sequence[str]) -> _Registry:
     """In-tree plugins, entry points (group ``ksched.plugins``) and ``--plugin`` specs."""
-    from ._discovery import plugin_registry
+    from ..scheduler import plugin_registry
 
     return plugin_registry(specs)
 
@@ -43,8 +43,8 @@ def _plugin_class(factory: PluginFactory) -> object:
 
 
 def _plugin_rows(specs: Sequence[str]) -> list[dict[str, Any]]:
-    from ._profiles import implemented_points
-    from .plugins import IN_TREE
+    from ..plugins import IN_TREE
+    from ..scheduler import implemented_points
 
     registry = _plugin_registry(specs)
     installed = _plugin_registry(()) if specs else registry
@@ -65,7 +65,7 @@ def _plugin_rows(specs: Sequence[str]) -> list[dict[str, Any]]:
 
 
 def _point_order(point: str) -> int:
-    from .config import EXTENSION_POINTS
+    from ..config import EXTENSION_POINTS
 
     return list(EXTENSION_POINTS).index(point) if point in EXTENSION_POINTS else 99
 
@@ -84,7 +84,7 @@ def _pod_key(name: str) -> str:
 
 
 def _pending_pods(scenario: Any) -> set[str]:
-    from .api import Pod
+    from ..api import Pod
 
     objects = list(scenario.objects)
     for step in scenario.steps:
@@ -93,7 +93,7 @@ def _pending_pods(scenario: Any) -> set[str]:
 
 
 def _all_pods(scenario: Any) -> set[str]:
-    from .api import Pod
+    from ..api import Pod
 
     objects = list(scenario.objects)
     for step in scenario.steps:
@@ -152,10 +152,10 @@ def _feature_gates(values: Sequence[str] | None) -> dict[str, bool]:
 
 
 def _simulate(args: argparse.Namespace) -> int:
+    from ..simulate import run_scenario
     from ._inputs import load_inputs
     from ._plot import require_matplotlib, write_plot
     from ._render import render_events, render_explain, render_report
-    from .simulate import run_scenario
 
     inputs = [*(args.file or []), *(args.inputs or [])]
     if not inputs:
@@ -232,7 +232,7 @@ def _scenario_files(paths: Sequence[str]) -> Iterator[Path]:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from .simulate import check_scenario
+    from ..simulate import check_scenario
 
     registry = _plugin_registry(args.plugin)
     passed = failed = 0
@@ -256,16 +256,16 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _config_defaults(args: argparse.Namespace) -> int:
-    from .config import SchedulerConfig, config_yaml
+    from ..config import SchedulerConfig, config_yaml
 
     sys.stdout.write(config_yaml(SchedulerConfig(), plugin_args=True))
     return 0
 
 
 def _config_validate(args: argparse.Namespace) -> int:
+    from ..cluster import InMemoryCluster
+    from ..scheduler import Scheduler
     from ._inputs import load_config_file
-    from .cluster import InMemoryCluster
-    from .scheduler import Scheduler
 
     config = load_config_file(args.file)
     registry = _plugin_registry(args.plugin)

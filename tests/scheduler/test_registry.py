@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from ksched import _discovery
-from ksched._discovery import ENTRY_POINT_GROUP, plugin_registry
+from ksched.scheduler import _registry
+from ksched.scheduler import ENTRY_POINT_GROUP, plugin_registry
 from ksched._errors import ConfigError
 from ksched.plugins import IN_TREE, in_tree_factory
 
@@ -86,7 +86,7 @@ def use_entry_points(monkeypatch: pytest.MonkeyPatch, *specs: tuple[str, str]) -
         assert group == ENTRY_POINT_GROUP
         return eps
 
-    monkeypatch.setattr(_discovery, "entry_points", fake)
+    monkeypatch.setattr(_registry, "entry_points", fake)
 
 
 def test_in_tree_plugins_are_all_there(monkeypatch: pytest.MonkeyPatch) -> None:

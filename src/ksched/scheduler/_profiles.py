@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ._errors import ConfigError
-from .config import EXTENSION_POINTS, Profile, SchedulerConfig, expand_points, plugin_names
-from .framework import Handle, Plugin, PluginFactory
-from .framework._runtime import Framework
-from .framework._waiting import WaitingPods
-from .plugins import in_tree_factory
+from .._errors import ConfigError
+from ..config import EXTENSION_POINTS, Profile, SchedulerConfig, expand_points, plugin_names
+from ..framework import Handle, Plugin, PluginFactory
+from ..framework._runtime import Framework
+from ..framework._waiting import WaitingPods
+from ..plugins import in_tree_factory
 
 __all__ = ["Registry", "build_framework", "implemented_points"]
 

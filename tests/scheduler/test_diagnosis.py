@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ksched._diagnosis import FitError
+from ksched.scheduler import FitError
 from ksched.framework import Code, NodeToStatus, Status
 
 PRE = "Node(s) failed PreFilter plugin FalsePreFilter"

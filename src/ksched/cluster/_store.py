@@ -1,0 +1,98 @@
+"""The ClusterStore seam: the one contract between the engine and a cluster.
+
+The scheduler learns about objects through change notifications (like informers) and
+writes back through ``bind``, ``evict``, ``update_pod_status`` and ``record_event``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
+
+from ..api import (
+    Namespace,
+    Node,
+    Pod,
+    PodDisruptionBudget,
+    PodGroup,
+    PriorityClass,
+    ReplicaSet,
+    ReplicationController,
+    Service,
+    StatefulSet,
+)
+
+__all__ = ["KINDS", "ClusterListener", "ClusterStore", "object_key"]
+
+ClusterListener = Callable[[str, Any, Any], None]
+"""``listener(kind, old, new)``: ``old`` is None for an add, ``new`` None for a delete."""
+
+KINDS: dict[type, str] = {
+    Node: "Node",
+    Pod: "Pod",
+    PriorityClass: "PriorityClass",
+    PodDisruptionBudget: "PodDisruptionBudget",
+    PodGroup: "PodGroup",
+    Namespace: "Namespace",
+    Service: "Service",
+    ReplicationController: "ReplicationController",
+    ReplicaSet: "ReplicaSet",
+    StatefulSet: "StatefulSet",
+}
+
+
+def object_key(obj: Any) -> str:
+    """``namespace/name`` for namespaced objects, ``name`` for cluster-scoped ones."""
+    if isinstance(obj, PriorityClass | Namespace):
+        return obj.name
+    meta = obj.metadata
+    return f"{meta.namespace}/{meta.name}" if meta.namespace else meta.name
+
+
+class ClusterStore(Protocol):
+    """What the scheduler needs from a cluster.
+
+    Reads come from the store's caches (no I/O); changes reach the scheduler through the
+    subscribed listener, called on the event loop. The writes are the scheduler's only
+    I/O, made from binding cycles and failure handling, never from the scheduling cycle.
+    """
+
+    def subscribe(self, listener: ClusterListener) -> None:
+        """Call ``listener(kind, old, new)`` for every later change."""
+
+    def unsubscribe(self, listener: ClusterListener) -> None:
+        """Stop calling ``listener``."""
+
+    def nodes(self) -> list[Node]: ...
+
+    def pods(self) -> list[Pod]: ...
+
+    def get_pod(self, key: str) -> Pod | None: ...
+
+    def objects(self, kind: str) -> list[Any]: ...
+
+    def namespace_labels(self, namespace: str) -> Mapping[str, str] | None: ...
+
+    async def bind(self, pod: Pod, node_name: str) -> None: ...
+
+    async def evict(self, pod: Pod) -> None:
+        """Delete a preemption victim (a cluster also marks it DisruptionTarget first)."""
+
+    async def update_pod_status(
+        self, pod: Pod, *, nominated_node_name: str | None, condition: Mapping[str, str] | None
+    ) -> None:
+        """Write the pod's nominated node and its PodScheduled condition."""
+
+    def record_event(
+        self,
+        regarding: Pod,
+        related: Pod | None,
+        event_type: str,
+        reason: str,
+        action: str,
+        note: str,
+    ) -> None:
+        """Record an Event (``Scheduled``, ``FailedScheduling``, ``Preempted``).
+
+        Must not block: a cluster queues it for a writer that rate-limits and aggregates.
+        """

@@ -1,0 +1,120 @@
+"""The binding cycle: one task per pod, from WaitOnPermit to PostBind.
+
+# pkg/scheduler/schedule_one.go bindingCycle, handleBindingCycleError
+Each cycle runs in the scheduler's binding task group, so the scheduling loop never waits
+for it. On any failure (Permit rejection or timeout, PreBind or Bind error, cancellation)
+Unreserve runs shielded, the assumed pod is forgotten and the pod is requeued.
+"""
+
+from __future__ import annotations
+
+import anyio
+
+from ..api import Pod
+from ..framework import Code, CycleState, NodeToStatus, QueuedPodInfo, Status, WaitingPod
+from ..framework._events import ASSIGNED_POD_DELETE
+from ..framework._runtime import Framework
+from ._base import Failure, is_cancel
+from ._diagnosis import FitError
+from ._failure import FailureHandling
+
+__all__ = ["BindingCycle"]
+
+
+class BindingCycle(FailureHandling):
+    """Binding cycles, started by the scheduling cycle after Permit."""
+
+    async def _binding_cycle(
+        self,
+        fw: Framework,
+        state: CycleState,
+        qpi: QueuedPodInfo,
+        assumed: Pod,
+        node_name: str,
+        waiting: WaitingPod | None,
+    ) -> None:
+        status: Status | None = None
+        try:
+            if waiting is not None:
+                status = await waiting.wait()
+                self.waiting_pods.remove(assumed.uid)
+                if not status.is_success:
+                    kind = "PermitRejected"
+                    self._emit(kind, assumed, node=node_name, message=status.message)
+                    statuses = NodeToStatus()
+                    statuses.set(node_name, status)
+                    if status.is_rejected:
+                        fit = FitError(
+                            num_all_nodes=1,
+                            statuses=statuses,
+                            unschedulable_plugins={status.plugin} - {""},
+                        )
+                        status = Status(status.code, (fit.message(),), plugin=status.plugin)
+                        await self._binding_failed(fw, state, qpi, assumed, node_name, status, fit)
+                    else:
+                        await self._binding_failed(fw, state, qpi, assumed, node_name, status, None)
+                    return
+                self._emit("PermitAllowed", assumed, node=node_name)
+            t = anyio.current_time() if self.timings else 0.0
+            with anyio.fail_after(self.plugin_timeout):
+                status = await fw.run_pre_bind(state, assumed, node_name)
+                if self.timings:
+                    t = self._spent("PreBind", t)
+                if status.is_success:
+                    status = await fw.run_bind(state, assumed, node_name)
+                    self.cache.finish_binding(assumed)
+                    if self.timings:
+                        t = self._spent("Bind", t)
+            if not status.is_success:
+                if status.code is Code.SKIP:
+                    status = Status(Code.ERROR, ("no bind plugin bound the pod",))
+                await self._binding_failed(fw, state, qpi, assumed, node_name, status, None)
+                return
+            self.queue.done(assumed.uid)
+            self._emit("Bound", assumed, node=node_name)
+            await fw.run_post_bind(state, assumed, node_name)
+            if self.timings:
+                self._spent("PostBind", t)
+        except BaseException as exc:
+            with anyio.CancelScope(shield=True):
+                message = (
+                    "binding cycle cancelled" if is_cancel(exc) else f"binding failed: {exc!r}"
+                )
+                await self._binding_failed(
+                    fw, state, qpi, assumed, node_name, Status(Code.ERROR, (message,)), None
+                )
+            if is_cancel(exc) or not isinstance(exc, Exception):
+                raise
+        finally:
+            self.waiting_pods.remove(assumed.uid)
+            self._binding_tasks -= 1
+
+    async def _binding_failed(
+        self,
+        fw: Framework,
+        state: CycleState,
+        qpi: QueuedPodInfo,
+        assumed: Pod,
+        node_name: str,
+        status: Status,
+        fit: FitError | None,
+    ) -> None:
+        """# schedule_one.go handleBindingCycleError"""
+        with anyio.CancelScope(shield=True):
+            if not self.cache.is_assumed(assumed.uid):
+                return
+            current = self.cluster.get_pod(assumed.key)
+            if current is not None and current.spec.node_name:
+                return  # the bind went through after all
+            await fw.run_unreserve(state, assumed, node_name)
+            self.cache.forget_pod(assumed)
+            if status.is_rejected:
+                uid = assumed.uid
+                failure = Failure(status, fit_error=fit, clear_nomination=True)
+                await self._handle_failure(fw, qpi, failure)
+                self.queue.move_all_to_active_or_backoff(
+                    ASSIGNED_POD_DELETE, assumed, None, lambda p: p.uid != uid
+                )
+            else:
+                self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, assumed, None)
+                await self._handle_failure(fw, qpi, Failure(status, clear_nomination=True))

@@ -1,0 +1,56 @@
+"""Failure handling: an attempt that found no node, or a binding cycle that failed.
+
+# pkg/scheduler/schedule_one.go handleSchedulingFailure
+"""
+
+from __future__ import annotations
+
+from ..framework import PodInfo, QueuedPodInfo
+from ..framework._runtime import Framework
+from ._base import Failure, PodRecord, SchedulerBase
+
+__all__ = ["FailureHandling"]
+
+
+class FailureHandling(SchedulerBase):
+    """Requeue the pod, keep or clear its nomination, write its condition and Event."""
+
+    async def _handle_failure(self, fw: Framework, qpi: QueuedPodInfo, failure: Failure) -> None:
+        """# schedule_one.go handleSchedulingFailure"""
+        pod = qpi.pod
+        status = failure.status
+        if failure.fit_error is not None:
+            qpi.unschedulable_plugins = set(failure.fit_error.unschedulable_plugins) - {""}
+            qpi.pending_plugins = set()
+        else:
+            qpi.unschedulable_plugins = set()
+            qpi.pending_plugins = set()
+        record = self.records.setdefault(pod.uid, PodRecord())
+        record.message = status.message
+        current = self.cluster.get_pod(pod.key)
+        if current is None or current.uid != pod.uid or current.spec.node_name:
+            self.queue.done(pod.uid)
+        else:
+            qpi.pod_info = PodInfo.of(current)
+            self.queue.add_unschedulable_if_not_present(qpi, self.queue.scheduling_cycle)
+        nominated_node = current.status.nominated_node_name if current is not None else None
+        if failure.nominated:
+            nominated_node = failure.nominated
+            record.nominated_node = failure.nominated
+            self.queue.add_nominated_pod(PodInfo.of(current or pod), failure.nominated)
+        elif failure.clear_nomination:
+            nominated_node = None
+            self.queue.delete_nominated_pod_if_exists(pod)
+        reason = "Unschedulable" if status.is_rejected else "SchedulerError"
+        self._emit(reason, pod, message=status.message, attempts=qpi.attempts)
+        if current is not None and not current.spec.node_name:
+            await self.cluster.update_pod_status(
+                current,
+                nominated_node_name=nominated_node,
+                condition={
+                    "type": "PodScheduled",
+                    "status": "False",
+                    "reason": reason,
+                    "message": status.message,
+                },
+            )

@@ -1,0 +1,328 @@
+"""The scheduling cycle: one pod at a time, from PreFilter to Permit.
+
+# pkg/scheduler/schedule_one.go (ScheduleOne, schedulingCycle, schedulePod,
+# findNodesThatFitPod, prioritizeNodes, selectHost)
+The loop pops a pod, runs the cycle against one snapshot, assumes the pod on the chosen
+node, and hands it to a binding cycle without waiting for it.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Sequence
+
+import anyio
+import attrs
+import numpy as np
+
+from ..api import Pod
+from ..framework import Code, CycleState, NodeInfo, NodeToStatus, QueuedPodInfo, Status, WaitingPod
+from ..framework._runtime import Framework
+from ..framework._signature import PodSignature
+from ..framework._table import IntArray
+from ._base import FITS, Failure, PodRecord, is_cancel, num_feasible_nodes_to_find
+from ._binding_cycle import BindingCycle
+from ._diagnosis import AttemptReport, FitError
+
+__all__ = ["SchedulingCycle"]
+
+
+class SchedulingCycle(BindingCycle):
+    """The serial scheduling loop."""
+
+    async def _loop(self) -> None:
+        while True:
+            qpi = await self.queue.pop()
+            await self._schedule_one(qpi)
+            await anyio.lowlevel.checkpoint()
+
+    async def _schedule_one(self, qpi: QueuedPodInfo) -> None:
+        pod = qpi.pod
+        fw = self._framework_for(pod)
+        if fw is None or pod.is_terminating or self.cache.is_assumed(pod.uid):
+            self.queue.done(pod.uid)
+            return
+        self._cycle = self.queue.scheduling_cycle
+        record = self.records.setdefault(pod.uid, PodRecord())
+        record.attempts = qpi.attempts
+        self._emit("Attempted", pod, attempts=qpi.attempts)
+        state = CycleState()
+        if self.timings:
+            started = self._attempt_started[pod.uid] = anyio.current_time()
+        try:
+            with anyio.fail_after(
+                self.plugin_timeout if fw.filters_async or fw.scores_async else math.inf
+            ):
+                result = await self._scheduling_cycle(fw, state, qpi)
+        except TimeoutError:
+            result = Failure(
+                Status(Code.ERROR, (f"scheduling cycle timed out after {self.plugin_timeout}s",))
+            )
+        except Exception as exc:
+            # A fault the framework did not turn into a Status: the pod is retried with
+            # backoff and the loop goes on.
+            message = f"scheduling cycle failed: {type(exc).__name__}: {exc}"
+            result = Failure(Status(Code.ERROR, (message,)), clear_nomination=True)
+        except BaseException as exc:
+            if is_cancel(exc):
+                with anyio.CancelScope(shield=True):
+                    cancelled = Status(Code.ERROR, ("scheduling cycle cancelled",))
+                    await self._handle_failure(fw, qpi, Failure(cancelled, clear_nomination=True))
+            raise
+        if self.timings:
+            self.attempt_seconds += anyio.current_time() - started
+        if isinstance(result, Failure):
+            await self._handle_failure(fw, qpi, result)
+            return
+        assumed, node_name, waiting = result
+        self._binding_tasks += 1
+        assert self._binding_tg is not None
+        self._binding_tg.start_soon(
+            self._binding_cycle, fw, state, qpi, assumed, node_name, waiting
+        )
+
+    async def _scheduling_cycle(
+        self, fw: Framework, state: CycleState, qpi: QueuedPodInfo
+    ) -> Failure | tuple[Pod, str, WaitingPod | None]:
+        pod = qpi.pod
+        self.cache.update_snapshot(self.snapshot)
+        explain = self.explain and (self._explain_only is None or pod.key in self._explain_only)
+        report = AttemptReport() if explain else None
+        if len(self.snapshot) == 0:
+            return Failure(
+                Status(
+                    Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("no nodes available to schedule pods",)
+                ),
+                clear_nomination=True,
+            )
+        found = await self._schedule_pod(fw, state, pod, report)
+        if report is not None:
+            self._record_attempt(pod, report)
+        if isinstance(found, FitError):
+            nominated: str | None = None
+            clear = True
+            if fw.has_post_filter_plugins:
+                result, status = await fw.run_post_filter(state, pod, found.statuses)
+                found.post_filter_message = status.message
+                # No result keeps the current nomination; an empty one clears it.
+                clear = result is not None and not result.nominated_node_name
+                if result is not None and result.nominated_node_name:
+                    nominated = result.nominated_node_name
+            return Failure(
+                Status(Code.UNSCHEDULABLE, (found.message(),)),
+                fit_error=found,
+                nominated=nominated,
+                clear_nomination=clear,
+            )
+        if isinstance(found, Status):
+            return Failure(found, clear_nomination=True)
+        node_name = found
+        assumed = attrs.evolve(pod, spec=attrs.evolve(pod.spec, node_name=node_name))
+        self.cache.assume_pod(assumed)
+        self.queue.delete_nominated_pod_if_exists(pod)
+        try:
+            return await self._reserve_and_permit(fw, state, pod, assumed, node_name)
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                if (
+                    self.cache.is_assumed(assumed.uid)
+                    and self.waiting_pods.get(assumed.uid) is None
+                ):
+                    await fw.run_unreserve(state, assumed, node_name)
+                    self.cache.forget_pod(assumed)
+            raise
+
+    async def _reserve_and_permit(
+        self, fw: Framework, state: CycleState, pod: Pod, assumed: Pod, node_name: str
+    ) -> Failure | tuple[Pod, str, WaitingPod | None]:
+        t = anyio.current_time() if self.timings else 0.0
+        status = await fw.run_reserve(state, assumed, node_name)
+        if self.timings:
+            t = self._spent("Reserve", t)
+        if not status.is_success:
+            await fw.run_unreserve(state, assumed, node_name)
+            self.cache.forget_pod(assumed)
+            return self._single_node_failure(pod, node_name, status)
+        status, waiting = await fw.run_permit(state, assumed, node_name, anyio.current_time())
+        if self.timings:
+            self._spent("Permit", t)
+        if status.code is not Code.WAIT and not status.is_success:
+            await fw.run_unreserve(state, assumed, node_name)
+            self.cache.forget_pod(assumed)
+            return self._single_node_failure(pod, node_name, status)
+        if waiting is not None:
+            self.waiting_pods.add(waiting)
+            self._emit("WaitingOnPermit", pod, node=node_name, plugins=waiting.pending_plugins)
+        return assumed, node_name, waiting
+
+    def _single_node_failure(self, pod: Pod, node_name: str, status: Status) -> Failure:
+        if not status.is_rejected:
+            return Failure(status, clear_nomination=True)
+        statuses = NodeToStatus()
+        statuses.set(node_name, status)
+        fit = FitError(num_all_nodes=1, statuses=statuses, unschedulable_plugins={status.plugin})
+        return Failure(Status(status.code, (fit.message(),)), fit_error=fit, clear_nomination=True)
+
+    async def _schedule_pod(
+        self, fw: Framework, state: CycleState, pod: Pod, report: AttemptReport | None
+    ) -> str | FitError | Status:
+        """Find a node: PreFilter, Filter, PreScore, Score, select. # schedule_one.go schedulePod"""
+        all_nodes = self.snapshot.list()
+        timings = self.timings
+        t = anyio.current_time() if timings else 0.0
+        pre_result, status, rejectors = await fw.run_pre_filter(state, pod, all_nodes)
+        if timings:
+            t = self._spent("PreFilter", t)
+        if report is not None:
+            report.pre_filter = status
+        if not status.is_success:
+            if not status.is_rejected:
+                return status
+            statuses = NodeToStatus(status)
+            return FitError(
+                num_all_nodes=len(all_nodes),
+                statuses=statuses,
+                unschedulable_plugins=rejectors,
+                pre_filter_message=status.message,
+            )
+        statuses = NodeToStatus()
+        batch = fw.batch if self.opportunistic_batching else None
+        hint: str | None = None
+        signature: PodSignature | None = None
+        if batch is not None:
+            signature = batch.sign(pod)
+            hint = await batch.node_hint(
+                signature,
+                self._cycle,
+                anyio.current_time(),
+                self.snapshot.get,
+                functools.partial(fw.run_filter, state, pod),
+            )
+        nominated = pod.status.nominated_node_name
+        has_nominated = self.queue.has_nominated_pods()
+        nominated_for = self.queue.nominated_pods_for_node if has_nominated else None
+        # A nominated node (set by preemption) is likely the only one that fits; a hinted
+        # node is the previous equal pod's runner-up. Either is tried alone first.
+        first = nominated or hint
+        if first:
+            info = self.snapshot.get(first)
+            if info is not None:
+                outcome = await fw.find_feasible(
+                    state, pod, [info], start=0, limit=1, nominated_for=nominated_for
+                )
+                if outcome.error is not None:
+                    return outcome.error
+                if outcome.feasible:
+                    if report is not None:
+                        report.filter[first] = FITS
+                        report.selected = first
+                        report.hinted = not nominated
+                    if batch is not None:
+                        batch.store(signature, hint, first, None, self._cycle, anyio.current_time())
+                    return first
+        nodes: Sequence[NodeInfo] = all_nodes
+        if pre_result is not None and pre_result.node_names is not None:
+            nodes = [i for i in all_nodes if i.name in pre_result.node_names]
+            statuses.set_absent(
+                Status(
+                    Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                    (f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(rejectors))}]",),
+                )
+            )
+        limit = len(nodes)
+        if nodes:
+            percentage = fw.percentage_of_nodes_to_score
+            if percentage is None:
+                percentage = self.config.percentage_of_nodes_to_score
+            limit = num_feasible_nodes_to_find(percentage, len(nodes))
+            if not fw.has_score_plugins:
+                limit = 1
+        start = self._next_start_node_index % len(nodes) if nodes else 0
+        outcome = await fw.find_feasible(
+            state,
+            pod,
+            nodes,
+            start=start,
+            limit=limit,
+            nominated_for=nominated_for,
+            nominated_nodes=self.queue.nominated_node_names() if has_nominated else (),
+            table=self.snapshot.table,
+            need_statuses=report is not None,
+        )
+        if timings:
+            t = self._spent("Filter", t)
+        if all_nodes:
+            self._next_start_node_index = (self._next_start_node_index + outcome.processed) % len(
+                all_nodes
+            )
+        for name, st in outcome.statuses.items():
+            statuses.set(name, st)
+        if report is not None:
+            report.evaluated = [i.name for i in outcome.feasible] + [
+                n for n, _ in outcome.statuses.items()
+            ]
+            for name, st in outcome.statuses.items():
+                report.filter[name] = st
+            report.filter.update(dict.fromkeys((i.name for i in outcome.feasible), FITS))
+        if outcome.error is not None:
+            return outcome.error
+        feasible = outcome.feasible
+        if not feasible:
+            return FitError(
+                num_all_nodes=len(all_nodes),
+                statuses=statuses,
+                unschedulable_plugins=outcome.unschedulable_plugins | rejectors,
+            )
+        if len(feasible) == 1 or not fw.has_score_plugins:
+            # Without Score plugins Filter stopped at the first feasible node.
+            choice = feasible[0].name
+            if report is not None:
+                report.selected = choice
+            if batch is not None:
+                batch.store(signature, hint, choice, None, self._cycle, anyio.current_time())
+            return choice
+        status = await fw.run_pre_score(state, pod, feasible)
+        if timings:
+            t = self._spent("PreScore", t)
+        if not status.is_success:
+            return status
+        scores = await fw.run_score(
+            state, pod, feasible, table=self.snapshot.table, rows=outcome.rows
+        )
+        if scores.error is not None:
+            return scores.error
+        best = self._select_host(feasible, scores.total)
+        if batch is not None:
+            ranked = functools.partial(self._rank_others, feasible, scores.total, best)
+            batch.store(signature, hint, best, ranked, self._cycle, anyio.current_time())
+        if timings:
+            self._spent("Score", t)
+        if report is not None:
+            report.scores = scores.plugin_scores
+            report.totals = scores.totals
+            report.skipped_score_plugins = set(state.skip_score_plugins)
+            report.selected = best
+        return best
+
+    def _select_host(self, feasible: Sequence[NodeInfo], totals: IntArray) -> str:
+        """The highest total; ties broken uniformly at random (seedable), as upstream's
+        reservoir sampling over the top-scored nodes does."""
+        ties = np.flatnonzero(totals == totals.max())
+        pick = 0 if len(ties) == 1 else self.rng.randrange(len(ties))
+        return feasible[int(ties[pick])].name
+
+    def _rank_others(self, feasible: Sequence[NodeInfo], totals: IntArray, best: str) -> list[str]:
+        """The feasible nodes but ``best``, highest total first, ties in random order."""
+        if self._tie_rng is None:
+            self._tie_rng = np.random.default_rng(self.rng.getrandbits(64))
+        order = np.lexsort((self._tie_rng.random(len(totals)), -totals))
+        names = [feasible[i].name for i in order.tolist()]
+        names.remove(best)
+        return names
+
+    def _record_attempt(self, pod: Pod, report: AttemptReport) -> None:
+        record = self.records.setdefault(pod.uid, PodRecord())
+        if record.first_attempt is None:
+            record.first_attempt = report
+            report.all_nodes = [i.name for i in self.snapshot.list()]
