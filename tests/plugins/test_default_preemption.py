@@ -114,8 +114,17 @@ class FakeHandle:
     def nominated_pods_for_node(self, node_name: str) -> Sequence[PodInfo]:
         return self._nominated.get(node_name, [])
 
-    def record_event(self, pod: Pod, reason: str, message: str) -> None:
+    def record_event(self, pod: Pod, reason: str, message: str, **_: Any) -> None:
         self.events.append((pod.key, reason, message))
+
+    # No profile is shown: preemption takes no shortcut.
+    filters_wait = False
+
+    def plugins_at(self, point: str) -> Sequence[tuple[str, Any]]:
+        return []
+
+    def pre_filter_extensions_active(self, state: CycleState) -> bool:
+        return True
 
     async def run_filter_plugins_with_nominated_pods(
         self, state: CycleState, pod: Pod, node_info: NodeInfo

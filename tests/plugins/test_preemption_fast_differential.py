@@ -28,7 +28,11 @@ from ksched import FitError, InMemoryCluster, Scheduler, parse_config
 from ksched.api import LabelSelector, ObjectMeta, Pod, PodDisruptionBudget
 from ksched.framework import CycleState, NodeToStatus, PodInfo
 from ksched.plugins import default_preemption
-from ksched.plugins.default_preemption import Candidate, DefaultPreemption
+from ksched.plugins.default_preemption import (
+    Candidate,
+    DefaultPreemption,
+    _dry_run,  # noqa: F401  (patched below)
+)
 from ksched.testing import make_node, make_pod
 
 pytestmark = pytest.mark.anyio
@@ -166,7 +170,7 @@ async def _attempt(seed: int, mode: str, monkeypatch: pytest.MonkeyPatch) -> dic
             patch.setattr(
                 DefaultPreemption,
                 "_context",
-                lambda self, state: default_preemption._DryRunContext(None, True),
+                lambda self, state: default_preemption._dry_run.DryRunContext(None, True),
             )
         dry_runs: list[tuple[Any, ...]] = []
         original = DefaultPreemption.dry_run_preemption
@@ -290,7 +294,7 @@ async def _sequence(seed: int, fast: bool, monkeypatch: pytest.MonkeyPatch) -> d
             patch.setattr(DefaultPreemption, "arithmetic_dry_runs", False)
         counts = {"decided": 0, "reprieves": 0}
         by_fit = DefaultPreemption._dry_run_by_fit
-        reprieve = default_preemption._FitBound.reprieve
+        reprieve = default_preemption._dry_run.FitBound.reprieve
 
         def counting(self: DefaultPreemption, *args: Any) -> Any:
             outcome = by_fit(self, *args)
@@ -302,7 +306,7 @@ async def _sequence(seed: int, fast: bool, monkeypatch: pytest.MonkeyPatch) -> d
             return reprieve(self, *args)
 
         patch.setattr(DefaultPreemption, "_dry_run_by_fit", counting)
-        patch.setattr(default_preemption._FitBound, "reprieve", counting_reprieve)
+        patch.setattr(default_preemption._dry_run.FitBound, "reprieve", counting_reprieve)
         rng = random.Random(seed)
         objects, _, args = _objects(rng)
         cluster = InMemoryCluster()

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterable, Mapping, Sequence
-from types import SimpleNamespace
 from typing import Any
 
 import anyio
@@ -86,11 +85,16 @@ class Handle:
         self.fit = NodeResourcesFit()
         self.nominated = {k: [PodInfo.of(p) for p in v] for k, v in (nominated or {}).items()}
         self.filter_runs = 0
-        if framework:
-            self.framework = SimpleNamespace(
-                points={"preFilter": ["NodeResourcesFit"], "filter": ["NodeResourcesFit"]},
-                plugins={"NodeResourcesFit": self.fit},
-            )
+        self.shows_profile = framework
+        self.filters_wait = False
+
+    def plugins_at(self, point: str) -> Sequence[tuple[str, Any]]:
+        if not self.shows_profile or point not in ("preFilter", "filter"):
+            return []
+        return [("NodeResourcesFit", self.fit)]
+
+    def pre_filter_extensions_active(self, state: CycleState) -> bool:
+        return not self.shows_profile
 
     def now(self) -> float:
         return 1000.0
@@ -125,6 +129,7 @@ class Handle:
 
     async def dry_run(self, preemptor: Pod) -> tuple[list[Candidate], NodeToStatus, str | None]:
         plugin = DefaultPreemption.new(None, self)  # type: ignore[arg-type]
+        plugin.arithmetic_dry_runs = False  # pruning and Fit reprieves only
         state = CycleState()
         self.fit.pre_filter(state, preemptor, self.infos)
         return await plugin.dry_run_preemption(state, preemptor, self.infos, [], 0, len(self.infos))
@@ -246,7 +251,7 @@ def shortcuts(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -
         from ksched.plugins import default_preemption
 
         def no_shortcuts(self: DefaultPreemption, state: CycleState) -> Any:
-            return default_preemption._DryRunContext(None, True)
+            return default_preemption._dry_run.DryRunContext(None, True)
 
         monkeypatch.setattr(DefaultPreemption, "_context", no_shortcuts)
     return str(request.param)

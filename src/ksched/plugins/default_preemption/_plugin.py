@@ -1,0 +1,589 @@
+"""DefaultPreemption: when no node fits, evict lower-priority pods to make room.
+
+# pkg/scheduler/framework/plugins/defaultpreemption/default_preemption.go
+# pkg/scheduler/framework/preemption/preemption.go (Evaluator.Preempt, findCandidates,
+# DryRunPreemption, SelectCandidate, pickOneNodeForPreemption, prepareCandidate)
+# pkg/scheduler/util/utils.go (MoreImportantPod, GetEarliestPodStartTime)
+
+Preemption runs synchronously in the PostFilter (upstream with SchedulerAsyncPreemption
+off): victims are evicted before the pod is nominated to the chosen node.
+
+When the profile runs the built-in NodeResourcesFit Filter, dry runs take shortcuts
+that change no outcome: a node where the pod cannot fit by resources even with every
+lower-priority pod gone is passed over (it cannot be a candidate), and a pod added back
+while the Fit comparisons reject the node stays a victim without a Filter run. When,
+besides, every other Filter that runs for the pod reads only the Node object (as
+NodeUnschedulable, NodeName, TaintToleration and NodeAffinity do) and no PreFilter
+extension runs, a node's victims are decided by the Fit comparisons alone: no clone of
+the node and no Filter run but one call of each node-only Filter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any
+
+from ...api import Pod, PodDisruptionBudget
+from ...framework import (
+    ClusterEventWithHint,
+    Code,
+    CycleState,
+    Handle,
+    NodeInfo,
+    NodeToStatus,
+    PodInfo,
+    PostFilterResult,
+    Status,
+    run_chunked,
+)
+from ._args import NAME, DefaultPreemptionArgs
+from ._candidates import (
+    Candidate,
+    Victims,
+    by_importance,
+    pick_one_node_for_preemption,
+)
+from ._dry_run import (
+    DryRunContext,
+    FitBound,
+    StepError,
+    VictimsEntry,
+    aggregate_errors,
+    dry_run_context,
+    fit_error_message,
+    node_checks_pass,
+    order_reads_now,
+)
+from ._pdb import disruptions_allowed, filter_pods_with_pdb_violation
+
+__all__ = ["DefaultPreemption"]
+
+
+PREEMPT_NEVER = "Never"
+MSG_POLICY_NEVER = "not eligible due to preemptionPolicy=Never."
+MSG_TERMINATING_ON_NOMINATED = "not eligible due to a terminating pod on the nominated node."
+MSG_NO_VICTIMS = "No preemption victims found for incoming pod"
+MSG_NOT_HELPFUL = "Preemption is not helpful for scheduling"
+MSG_NO_CANDIDATE = "no candidate node for preemption"
+MSG_NO_NODES = "no nodes available"
+MSG_PREFIX = "preemption: "
+WAITING_POD_REJECT_MSG = "preempted"
+
+_REMAINING_CACHE_LIMIT = 50_000
+
+
+# ---- the plugin ------------------------------------------------------------------------
+
+
+class DefaultPreemption:
+    """The default PostFilter: find the cheapest node to preempt on, evict, nominate."""
+
+    name = NAME
+    arithmetic_dry_runs = True
+    """Decide victims by the Fit comparisons when the profile allows (see the module
+    docstring); False runs every dry run through the Filter plugins."""
+
+    def __init__(self, args: DefaultPreemptionArgs, handle: Handle) -> None:
+        self.args = args
+        self.handle = handle
+        self._remaining_cache: dict[
+            tuple[str, int, tuple[tuple[str, int], ...]], tuple[NodeInfo, int, tuple[int, ...]]
+        ] = {}
+        self._victims_cache: dict[str, VictimsEntry] = {}
+
+    @classmethod
+    def new(cls, args: Mapping[str, Any] | None, handle: Handle) -> DefaultPreemption:
+        return cls(DefaultPreemptionArgs.from_dict(args), handle)
+
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        # Upstream registers events only for async preemption, which ksched does not run.
+        return []
+
+    # -- PostFilter
+
+    async def post_filter(
+        self, state: CycleState, pod: Pod, statuses: NodeToStatus
+    ) -> tuple[PostFilterResult | None, Status | None]:
+        result, status = await self.preempt(state, pod, statuses)
+        if status.message:
+            return result, Status(status.code, (MSG_PREFIX + status.message,))
+        return result, None if status.is_success else status
+
+    async def preempt(
+        self, state: CycleState, pod: Pod, statuses: NodeToStatus
+    ) -> tuple[PostFilterResult | None, Status]:
+        """Evaluator.Preempt: eligibility, candidates, the best one, its preparation."""
+        handle = self.handle
+        current = handle.cluster.get_pod(pod.key)
+        if current is None:
+            return None, Status(Code.ERROR, (f'pods "{pod.name}" not found',))
+        pod = current
+        nominated_status = statuses.get(pod.status.nominated_node_name or "")
+        eligible, reason = self.pod_eligible_to_preempt_others(pod, nominated_status)
+        if not eligible:
+            return None, Status(Code.UNSCHEDULABLE, (reason,))
+        all_nodes = handle.snapshot.list()
+        candidates, node_statuses, error = await self.find_candidates(
+            state, all_nodes, pod, statuses
+        )
+        if error is not None and not candidates:
+            return None, Status(Code.ERROR, (error,))
+        if not candidates:
+            assert node_statuses is not None
+            node_statuses.set_absent(
+                Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (MSG_NOT_HELPFUL,))
+            )
+            message = fit_error_message(len(all_nodes), node_statuses)
+            return PostFilterResult(nominated_node_name=""), Status(Code.UNSCHEDULABLE, (message,))
+        best = self.select_candidate(candidates)
+        if best is None or not best.name:
+            return None, Status(Code.UNSCHEDULABLE, (MSG_NO_CANDIDATE,))
+        status = await self.prepare_candidate(best, pod)
+        if not status.is_success:
+            return None, status
+        return PostFilterResult(nominated_node_name=best.name), Status(Code.SUCCESS)
+
+    # -- eligibility
+
+    def pod_eligible_to_preempt_others(
+        self, pod: Pod, nominated_node_status: Status | None
+    ) -> tuple[bool, str]:
+        """Never-policy pods may not preempt; nor may a pod whose nominated node still
+        has lower-priority pods terminating (its earlier victims), unless Filter now
+        finds that node unresolvable."""
+        if pod.spec.preemption_policy == PREEMPT_NEVER:
+            return False, MSG_POLICY_NEVER
+        nominated = pod.status.nominated_node_name
+        if nominated:
+            if (
+                nominated_node_status is not None
+                and nominated_node_status.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+            ):
+                return True, ""
+            info = self.handle.snapshot.get(nominated)
+            if info is not None:
+                for p in info.pods:
+                    if self._preemption_allowed(p, pod) and p.pod.is_terminating:
+                        return False, MSG_TERMINATING_ON_NOMINATED
+        return True, ""
+
+    @staticmethod
+    def _preemption_allowed(victim: PodInfo, preemptor: Pod) -> bool:
+        return victim.pod.priority < preemptor.priority
+
+    # -- candidates
+
+    def calculate_num_candidates(self, num_nodes: int) -> int:
+        n = num_nodes * self.args.min_candidate_nodes_percentage // 100
+        n = max(n, self.args.min_candidate_nodes_absolute)
+        return min(n, num_nodes)
+
+    def get_offset_and_num_candidates(self, num_nodes: int) -> tuple[int, int]:
+        return self.handle.rng.randrange(num_nodes), self.calculate_num_candidates(num_nodes)
+
+    async def find_candidates(
+        self,
+        state: CycleState,
+        all_nodes: Sequence[NodeInfo],
+        pod: Pod,
+        statuses: NodeToStatus,
+    ) -> tuple[list[Candidate], NodeToStatus | None, str | None]:
+        """Dry-run preemption on the nodes Filter found merely Unschedulable."""
+        if not all_nodes:
+            return [], None, MSG_NO_NODES
+        unschedulable = Code.UNSCHEDULABLE
+        if statuses.absent.code is unschedulable:
+            potential = [i for i in all_nodes if statuses.get(i.name).code is unschedulable]
+        else:
+            names = {name for name, status in statuses.items() if status.code is unschedulable}
+            potential = [i for i in all_nodes if i.name in names]
+        if not potential:
+            return [], NodeToStatus(), None
+        pdbs = self._pdbs()
+        offset, num_candidates = self.get_offset_and_num_candidates(len(potential))
+        return await self.dry_run_preemption(state, pod, potential, pdbs, offset, num_candidates)
+
+    def _pdbs(self) -> list[tuple[PodDisruptionBudget, int]]:
+        cluster = self.handle.cluster
+        pdbs: list[PodDisruptionBudget] = list(cluster.objects("PodDisruptionBudget"))
+        if not pdbs:
+            return []
+        needs_pods = any(p.disruptions_allowed is None for p in pdbs)
+        pods: list[Pod] = list(cluster.pods()) if needs_pods else []
+        return [(pdb, disruptions_allowed(pdb, pods)) for pdb in pdbs]
+
+    async def dry_run_preemption(
+        self,
+        state: CycleState,
+        pod: Pod,
+        potential_nodes: Sequence[NodeInfo],
+        pdbs: Sequence[tuple[PodDisruptionBudget, int]],
+        offset: int,
+        num_candidates: int,
+    ) -> tuple[list[Candidate], NodeToStatus, str | None]:
+        """Try the nodes from ``offset`` (wrapping) until enough candidates were found:
+        at least ``num_candidates`` in all, at least one without a PDB violation.
+        Candidates without violations come first.
+
+        A node where the pod cannot fit by resources even with every lower-priority pod
+        gone is passed over without a dry run (it cannot be a candidate). When candidates
+        were found, the statuses leave such nodes out (callers read statuses only when
+        there is none); when none was, they are dry-run after all, so statuses and errors
+        are exactly what dry-running every node gives.
+        """
+        non_violating: list[Candidate] = []
+        violating: list[Candidate] = []
+        # Failed nodes in visiting order; a None status marks a node passed over.
+        failed: list[tuple[NodeInfo, Status | None]] = []
+        ctx = self._context(state)
+        bound = ctx.bound
+        nominated_for = self.handle.nominated_pods_for_node
+        priority = pod.priority
+        n = len(potential_nodes)
+
+        async def visit(i: int) -> tuple[Candidate | None, Status | None]:
+            """Dry-run the ``i``-th node from ``offset``; (None, None): passed over."""
+            node = potential_nodes[(offset + i) % n]
+            if bound is not None:
+                base = bound.with_nominated(
+                    pod, self._remaining(bound, node, priority), nominated_for(node.name)
+                )
+                if bound.lacks_room_at(node, base):
+                    return None, None
+                if ctx.node_checks is not None:
+                    outcome = self._dry_run_by_fit(
+                        state, pod, node, pdbs, bound, ctx.node_checks, base
+                    )
+                    if outcome is not None:
+                        return outcome
+            return await self._dry_run_node(state, pod, node, pdbs, ctx)
+
+        visited = await self._visit_in_parallel(visit, n, num_candidates) if ctx.waits else None
+        for i in range(n):
+            node = potential_nodes[(offset + i) % n]
+            if visited is None:
+                candidate, status = await visit(i)
+            elif i in visited:
+                candidate, status = visited[i]
+            else:
+                break  # the fan-out stopped: enough candidates came before this node
+            if candidate is None and status is None:
+                failed.append((node, None))
+                continue
+            if candidate is None:
+                failed.append((node, status))
+                continue
+            bucket = non_violating if candidate.victims.num_pdb_violations == 0 else violating
+            if len(bucket) < num_candidates:
+                bucket.append(candidate)
+            if non_violating and len(non_violating) + len(violating) >= num_candidates:
+                break
+        candidates = non_violating + violating
+        node_statuses = NodeToStatus()
+        errors: list[str] = []
+        for node, maybe_status in failed:
+            if maybe_status is None:
+                if candidates:
+                    continue
+                candidate, maybe_status = await self._dry_run_node(state, pod, node, pdbs, ctx)
+                assert candidate is None, f"node {node.name} was passed over but fits"
+            if maybe_status.code is Code.ERROR:
+                errors.append(maybe_status.message)
+            node_statuses.set(node.name, maybe_status)
+        error = aggregate_errors(errors) if errors else None
+        return candidates, node_statuses, error
+
+    async def _visit_in_parallel(
+        self,
+        visit: Callable[[int], Awaitable[tuple[Candidate | None, Status | None]]],
+        n: int,
+        num_candidates: int,
+    ) -> dict[int, tuple[Candidate | None, Status | None]]:
+        """Dry runs across nodes at once (at most ``parallelism``), for Filters that wait.
+
+        Nodes start in order and no new one starts once enough candidates are in hand, so
+        replaying the results in order gives what visiting one by one gives.
+        """
+        results: dict[int, tuple[Candidate | None, Status | None]] = {}
+        found = [0, 0]  # candidates without / with PDB violations
+
+        async def work(i: int) -> bool:
+            results[i] = outcome = await visit(i)
+            candidate = outcome[0]
+            if candidate is not None:
+                found[candidate.victims.num_pdb_violations != 0] += 1
+            return not (found[0] and found[0] + found[1] >= num_candidates)
+
+        await run_chunked(n, self.handle.parallelism, work)
+        return results
+
+    async def _dry_run_node(
+        self,
+        state: CycleState,
+        pod: Pod,
+        node: NodeInfo,
+        pdbs: Sequence[tuple[PodDisruptionBudget, int]],
+        ctx: DryRunContext,
+    ) -> tuple[Candidate | None, Status]:
+        """Victims on (a clone of) one node: the candidate, or the failure's status.
+
+        Only PreFilter extensions write to the state in a dry run (Filter reads it, as
+        when it runs across nodes in the scheduling cycle), so without them the state
+        needs no copy.
+        """
+        victims, num_violations, status = await self._select_victims(
+            state.clone() if ctx.extensions else state, pod, node.clone(), pdbs, ctx
+        )
+        if status.is_success and victims:
+            return Candidate(node.name, Victims(tuple(victims), num_violations)), status
+        if status.is_success:
+            status = Status(
+                Code.ERROR, (f'expected at least one victim pod on node "{node.name}"',)
+            )
+        return None, status
+
+    def _dry_run_by_fit(
+        self,
+        state: CycleState,
+        pod: Pod,
+        node: NodeInfo,
+        pdbs: Sequence[tuple[PodDisruptionBudget, int]],
+        bound: FitBound,
+        node_checks: Sequence[Callable[[CycleState, Pod, NodeInfo], Status | None]],
+        base: tuple[int, ...],
+    ) -> tuple[Candidate | None, Status] | None:
+        """:meth:`_dry_run_node` for a node the Fit filter accepts once every
+        lower-priority pod is gone (``base``: the amounts the first Filter pass then
+        sees), when the other Filters read only the Node: each of those runs once (on
+        the snapshot's node: it cannot tell the difference) and the reprieves are Fit
+        comparisons. None when a node-only Filter rejects or fails: the dry run then
+        takes the Filter plugins' path for that node's status.
+
+        The victims are kept per node (see :class:`VictimsEntry`) while nothing they
+        depend on changes, for the next preemptor alike.
+        """
+        priority = pod.priority
+        entry = self._victims_cache.get(node.name)
+        key = (priority, bound.request, bound.scalars, base, tuple(a for _, a in pdbs))
+        if not (
+            entry is not None
+            and entry.node is node
+            and entry.generation == node.generation
+            and entry.node_object is node.node
+            and entry.key == key
+            and len(entry.pdbs) == len(pdbs)
+            and all(a is b for a, (b, _) in zip(entry.pdbs, pdbs, strict=True))
+            and (entry.now is None or entry.now == self.handle.now())
+        ):
+            entry = None
+            potential = [p for p in node.pods if p.pod.priority < priority]
+            if not potential:
+                return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (MSG_NO_VICTIMS,))
+        if not node_checks_pass(state, pod, node, node_checks):
+            return None
+        if entry is not None:
+            return entry.outcome
+        handle = self.handle
+        now = handle.now()
+        potential.sort(key=by_importance(now))
+        if pdbs:
+            violating, non_violating = filter_pods_with_pdb_violation(
+                potential, [p for p, _ in pdbs], [a for _, a in pdbs]
+            )
+            ordered = violating + non_violating
+        else:
+            violating, non_violating = [], potential
+            ordered = potential
+        evicted = bound.reprieve(node, base, ordered)
+        victims = [info for info, out in zip(ordered, evicted, strict=True) if out]
+        outcome: tuple[Candidate | None, Status]
+        if not victims:
+            outcome = (
+                None,
+                Status(Code.ERROR, (f'expected at least one victim pod on node "{node.name}"',)),
+            )
+        else:
+            num_violating = sum(evicted[: len(violating)])
+            if violating and non_violating:
+                victims.sort(key=by_importance(handle.now()))
+            victims_of = Victims(tuple(v.pod for v in victims), num_violating)
+            outcome = Candidate(node.name, victims_of), Status(Code.SUCCESS)
+        if len(self._victims_cache) >= _REMAINING_CACHE_LIMIT:
+            self._victims_cache.clear()
+        self._victims_cache[node.name] = VictimsEntry(
+            node,
+            node.generation,
+            node.node,
+            key,
+            tuple(p for p, _ in pdbs),
+            now if order_reads_now(potential) else None,
+            outcome,
+        )
+        return outcome
+
+    def _remaining(self, bound: FitBound, node: NodeInfo, priority: int) -> tuple[int, ...]:
+        """``bound.remaining(node, priority)``, kept per node while its NodeInfo (the
+        snapshot's, replaced when the node changes) and its generation stay the same."""
+        key = (node.name, priority, bound.scalars)
+        entry = self._remaining_cache.get(key)
+        if entry is not None and entry[0] is node and entry[1] == node.generation:
+            return entry[2]
+        amounts = bound.remaining(node, priority)
+        if len(self._remaining_cache) >= _REMAINING_CACHE_LIMIT:
+            self._remaining_cache.clear()
+        self._remaining_cache[key] = (node, node.generation, amounts)
+        return amounts
+
+    def _context(self, state: CycleState) -> DryRunContext:
+        """What the profile runs for this pod, read through the handle."""
+        return dry_run_context(self.handle, state, arithmetic=self.arithmetic_dry_runs)
+
+    async def select_victims_on_node(
+        self,
+        state: CycleState,
+        pod: Pod,
+        node_info: NodeInfo,
+        pdbs: Sequence[tuple[PodDisruptionBudget, int]],
+    ) -> tuple[list[Pod], int, Status]:
+        """The fewest pods to evict from this node (a clone) for ``pod`` to fit.
+
+        Remove every lower-priority pod; if the pod then fits, add them back one by one
+        (budget-violating ones first, each group most important first) and keep out
+        only those without which it no longer fits.
+        """
+        return await self._select_victims(state, pod, node_info, pdbs, self._context(state))
+
+    async def _select_victims(
+        self,
+        state: CycleState,
+        pod: Pod,
+        node_info: NodeInfo,
+        pdbs: Sequence[tuple[PodDisruptionBudget, int]],
+        ctx: DryRunContext,
+    ) -> tuple[list[Pod], int, Status]:
+        handle = self.handle
+        bound, extensions = ctx.bound, ctx.extensions
+
+        def remove(info: PodInfo) -> None:
+            node_info.remove_pod(info.pod)
+            if extensions:
+                status = handle.run_pre_filter_extension_remove_pod(state, pod, info, node_info)
+                if not status.is_success:
+                    raise StepError(status)
+
+        def add(info: PodInfo) -> None:
+            node_info.add_pod(info)
+            if extensions:
+                status = handle.run_pre_filter_extension_add_pod(state, pod, info, node_info)
+                if not status.is_success:
+                    raise StepError(status)
+
+        priority = pod.priority
+        potential = [p for p in node_info.pods if p.pod.priority < priority]
+        try:
+            for info in potential:
+                remove(info)
+        except StepError as exc:
+            return [], 0, Status(Code.ERROR, (exc.status.message,))
+        if not potential:
+            return [], 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (MSG_NO_VICTIMS,))
+        status = await handle.run_filter_plugins_with_nominated_pods(state, pod, node_info)
+        if not status.is_success:
+            return [], 0, status
+        potential.sort(key=by_importance(handle.now()))
+        if pdbs:
+            violating, non_violating = filter_pods_with_pdb_violation(
+                potential, [p for p, _ in pdbs], [a for _, a in pdbs]
+            )
+        else:
+            violating, non_violating = [], potential
+        victims: list[PodInfo] = []
+
+        async def reprieve(info: PodInfo) -> bool:
+            # Only whether the pod fits matters here, and the Filter chain fails when the
+            # Fit filter rejects the node: that needs no Filter run. Without extensions,
+            # adding a pod without host ports and removing it again leaves the node as
+            # it was, so the pair is skipped too.
+            if bound is not None and not extensions and not info.host_ports:
+                if bound.rejects(node_info, info):
+                    victims.append(info)
+                    return False
+                add(info)
+            else:
+                add(info)
+                if bound is not None and bound.rejects(node_info):
+                    remove(info)
+                    victims.append(info)
+                    return False
+            status = await handle.run_filter_plugins_with_nominated_pods(state, pod, node_info)
+            if not status.is_success:
+                remove(info)
+                victims.append(info)
+                return False
+            return True
+
+        num_violating = 0
+        try:
+            for info in violating:
+                if not await reprieve(info):
+                    num_violating += 1
+            for info in non_violating:
+                await reprieve(info)
+        except StepError as exc:
+            return [], 0, Status(Code.ERROR, (exc.status.message,))
+        if violating and non_violating:
+            victims.sort(key=by_importance(handle.now()))
+        return [v.pod for v in victims], num_violating, Status(Code.SUCCESS)
+
+    def select_candidate(self, candidates: Sequence[Candidate]) -> Candidate | None:
+        """SelectCandidate: the only one, or the one pickOneNodeForPreemption prefers."""
+        if not candidates:
+            return None
+        if len(candidates) == 1:
+            return candidates[0]
+        name = pick_one_node_for_preemption(candidates, self.handle.now())
+        for c in candidates:
+            if c.name == name:
+                return c
+        return candidates[0]
+
+    # -- preparation
+
+    async def prepare_candidate(self, candidate: Candidate, pod: Pod) -> Status:
+        """Evict the victims (a victim held at Permit is rejected instead), then clear
+        the nominations of lower-priority pods nominated to the node.
+
+        A failed eviction stops the preparation and comes back as an Error status; the
+        preemptor is not nominated and is retried.
+        """
+        handle = self.handle
+        for victim in candidate.victims.pods:
+            if victim.is_terminating:
+                continue
+            if handle.get_waiting_pod(victim.uid) is not None:
+                handle.reject_waiting_pod(victim.uid, self.name, WAITING_POD_REJECT_MSG)
+            else:
+                try:
+                    await handle.cluster.evict(victim)
+                except LookupError:
+                    pass  # already gone: nothing left to do for this victim
+                except Exception as exc:
+                    return Status(Code.ERROR, (f"evicting pod {victim.key}: {exc}",))
+            handle.record_event(
+                victim,
+                "Preempted",
+                f"Preempted by pod {pod.uid} on node {candidate.name}",
+                related=pod,
+                action="Preempting",
+            )
+        for info in handle.nominated_pods_for_node(candidate.name):
+            nominated = info.pod
+            if nominated.uid == pod.uid or nominated.priority >= pod.priority:
+                continue
+            try:
+                await handle.cluster.update_pod_status(
+                    nominated, nominated_node_name=None, condition=None
+                )
+            except Exception:
+                continue
+        return Status(Code.SUCCESS)
