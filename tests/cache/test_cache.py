@@ -1,5 +1,5 @@
 """The cache (backend/cache/cache.go, snapshot.go, node_tree.go): assumed pods, bound
-pods, incremental snapshots and zone-interleaved node order."""
+pods, incremental snapshots, zone-interleaved node order and image states."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import pytest
 
 from ksched.api import Node
 from ksched.cache import Cache, Snapshot
+from ksched.framework import ImageStateSummary
 from ksched.testing import make_node, make_pod
 
 ZONE = "topology.kubernetes.io/zone"
@@ -166,3 +167,63 @@ def test_pod_on_unknown_node_is_held_until_node_arrives() -> None:
     cache.add_node(_node("late"))
     info = cache.node_info("late")
     assert info is not None and info.requested.milli_cpu == 1000
+
+
+def _imaged(name: str, *images: tuple[str, int]) -> Node:
+    b = make_node(name).capacity(cpu="4", memory="8Gi", pods=110)
+    for image, size in images:
+        b = b.image(image, size)
+    return b.obj()
+
+
+def test_one_image_summary_per_name_shared_by_the_nodes_listing_it() -> None:
+    cache = Cache()
+    cache.add_node(_imaged("n1", ("web:v1", 300), ("web:v1", 900)))  # the first entry counts
+    cache.add_node(_imaged("n2", ("web:v1", 800), ("db:v3", 60)))
+    cache.add_node(_imaged("n3"))
+    snap = Snapshot()
+    cache.update_snapshot(snap)
+    n1, n2, n3 = (snap.get(name) for name in ("n1", "n2", "n3"))
+    assert n1 is not None and n2 is not None and n3 is not None
+    assert n1.image_states["web:v1"] is n2.image_states["web:v1"]
+    assert n2.image_states == {
+        "web:v1": ImageStateSummary(size=300, num_nodes=2),
+        "db:v3": ImageStateSummary(size=60, num_nodes=1),
+    }
+    assert n3.image_states == {}
+
+    # An update that lists the same images changes nobody else's view: n1 is not copied.
+    cache.update_node(_imaged("n2", ("web:v1", 800), ("db:v3", 60)))
+    cache.update_snapshot(snap)
+    assert snap.get("n1") is n1
+
+    # A node joining the name changes its count for every node listing it.
+    cache.update_node(_imaged("n3", ("web:v1", 100)))
+    cache.update_snapshot(snap)
+    assert snap.get("n1") is not n1 and snap.get("n2") is not n2
+    for name in ("n1", "n2", "n3"):
+        info = snap.get(name)
+        assert info is not None
+        assert info.image_states["web:v1"] == ImageStateSummary(size=300, num_nodes=3)
+    # The copy taken before keeps what it showed then.
+    assert n1.image_states["web:v1"] == ImageStateSummary(size=300, num_nodes=2)
+
+
+def test_removed_node_with_pods_leaves_its_images() -> None:
+    cache = Cache()
+    cache.add_node(_imaged("n1", ("web:v1", 300)))
+    cache.add_node(_imaged("n2", ("web:v1", 800)))
+    cache.add_pod(make_pod("p").node("n1").obj())
+    cache.remove_node(_imaged("n1", ("web:v1", 300)))
+    snap = Snapshot()
+    cache.update_snapshot(snap)
+    n2 = snap.get("n2")
+    assert n2 is not None
+    assert n2.image_states == {"web:v1": ImageStateSummary(size=300, num_nodes=1)}
+    # The node comes back (its pods kept it as a ghost): it joins the name again.
+    cache.add_node(_imaged("n1", ("web:v1", 500)))
+    cache.update_snapshot(snap)
+    for name in ("n1", "n2"):
+        info = snap.get(name)
+        assert info is not None
+        assert info.image_states == {"web:v1": ImageStateSummary(size=300, num_nodes=2)}

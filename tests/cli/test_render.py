@@ -89,7 +89,7 @@ def report(**extra: Any) -> dict[str, Any]:
                     "n4": {
                         "code": "UnschedulableAndUnresolvable",
                         "plugin": "TaintToleration",
-                        "reasons": ["node(s) had untolerated taint {gpu: true}"],
+                        "reasons": ["node(s) had untolerated taint(s)"],
                     },
                 },
                 "notEvaluated": ["n5"],
@@ -162,7 +162,7 @@ def test_explain_filter_verdicts_and_score_matrix() -> None:
     n1 = next(line for line in lines if line.strip().startswith("n1 "))
     assert n1.split()[1:] == ["✗", "unschedulable", "NodeResourcesFit", "Insufficient", "memory"]
     n4 = next(line for line in lines if line.strip().startswith("n4 "))
-    assert "✗ unresolvable" in n4 and "TaintToleration" in n4 and "{gpu: true}" in n4
+    assert "✗ unresolvable" in n4 and "TaintToleration" in n4 and "untolerated taint(s)" in n4
     assert "not evaluated (1): n5" in out
     # The score matrix: weights in the header, rows ranked by total, the chosen node marked.
     assert "x1" in out and "x3" in out

@@ -97,7 +97,8 @@ def random_node(rng: random.Random, i: int) -> Any:
         node = node.unschedulable()
     for image, size in IMAGES.items():
         if rng.random() < 0.2:
-            node = node.image(image, size)
+            # Nodes report different sizes for one name; the cache keeps the first one.
+            node = node.image(image, size + (i % 3) * (64 << 20))
     return node.obj()
 
 

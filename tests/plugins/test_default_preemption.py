@@ -616,7 +616,7 @@ def test_pick_one_node_for_preemption(candidates: list[Candidate], want: str) ->
         pytest.param(
             make_pod("p_with_nominated_node").priority(HIGH).nominated("node1").obj(),
             [make_pod("p1").priority(LOW).node("node1").terminating().obj()],
-            Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("node(s) had untolerated taint",)),
+            Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("node(s) had untolerated taint(s)",)),
             True,
             "",
             id="Pod with nominated node",

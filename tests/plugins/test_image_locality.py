@@ -12,11 +12,14 @@ import hashlib
 from collections.abc import Sequence
 from typing import cast
 
+import numpy as np
 import pytest
 
 from ksched.api import Container, ContainerImage, Node, NodeStatus, ObjectMeta, Pod, PodSpec
+from ksched.cache import Cache, Snapshot
 from ksched.framework import CycleState, Handle, ImageStateSummary, NodeInfo
 from ksched.plugins.image_locality import ImageLocality, normalized_image_name
+from ksched.testing import make_node
 
 MB = 1024 * 1024
 
@@ -165,3 +168,73 @@ NORMALIZED = [
 )
 def test_normalized_image_name(image: str, want: str) -> None:
     assert normalized_image_name(image) == want
+
+
+# ---- one image name, different sizes on different nodes --------------------------------
+
+
+class SnapshotHandle:
+    def __init__(self, snapshot: Snapshot) -> None:
+        self.snapshot = snapshot
+
+
+def scores(cache: Cache, pod: Pod) -> dict[str, int]:
+    """ImageLocality's score per node from a fresh snapshot; the batch form must agree."""
+    snapshot = Snapshot()
+    cache.update_snapshot(snapshot)
+    plugin = ImageLocality(cast(Handle, SnapshotHandle(snapshot)))
+    state = CycleState()
+    infos = snapshot.list()
+    plugin.pre_score(state, pod, infos)
+    per_node = {info.name: plugin.score(state, pod, info) for info in infos}
+    rows = np.arange(len(infos), dtype=np.int64)
+    batch = plugin.score_batch(state, pod, snapshot.table, rows)
+    assert batch is not None
+    assert dict(zip(snapshot.table.names, batch.tolist(), strict=True)) == per_node
+    return per_node
+
+
+def web_node(name: str, size_mb: int | None) -> Node:
+    node = make_node(name)
+    if size_mb is not None:
+        node = node.image("web:v1", size_mb * MB)
+    return node.obj()
+
+
+def test_image_size_is_the_first_reporters_for_every_node() -> None:
+    # pkg/scheduler/backend/cache/cache.go addNodeImageStates/removeNodeImageStates: one
+    # summary per image name, sized by the first node to list it. Expected scores from
+    # image_locality.go: sum = int(size * listing/total nodes), then
+    # 100 * (sum - 23Mi) // (1000Mi - 23Mi), sum clamped to [23Mi, 1000Mi].
+    pod = image_pod("web:v1")
+    cache = Cache()
+    for node in (web_node("n1", 300), web_node("n2", 800), web_node("n3", 500)):
+        cache.add_node(node)
+    cache.add_node(web_node("n4", None))
+    # 300Mi * 3/4 = 225Mi -> 20 on all three (each node's own size would give 20, 59, 36).
+    assert scores(cache, pod) == {"n1": 20, "n2": 20, "n3": 20, "n4": 0}
+
+    # The first reporter leaves: its size stays while others list the name.
+    # 300Mi * 2/3 = 200Mi -> 18 (n2's 800Mi would give 52).
+    cache.remove_node(web_node("n1", 300))
+    assert scores(cache, pod) == {"n2": 18, "n3": 18, "n4": 0}
+
+    # An update with another size leaves and joins again: n3 still lists the name, so the
+    # size does not change.
+    cache.update_node(web_node("n2", 100))
+    assert scores(cache, pod) == {"n2": 18, "n3": 18, "n4": 0}
+
+    # n3 leaves: n2 alone lists the name, still at 300Mi. 300Mi * 1/2 = 150Mi -> 12.
+    cache.remove_node(web_node("n3", 500))
+    assert scores(cache, pod) == {"n2": 12, "n4": 0}
+
+    # Updated while it alone lists the name, n2's own size takes over.
+    # 100Mi * 1/2 = 50Mi -> 2.
+    cache.update_node(web_node("n2", 100))
+    assert scores(cache, pod) == {"n2": 2, "n4": 0}
+
+    # Nobody lists it any more; the next node to list it sets the size afresh.
+    # 700Mi * 1/2 = 350Mi -> 33.
+    cache.update_node(web_node("n2", None))
+    cache.update_node(web_node("n4", 700))
+    assert scores(cache, pod) == {"n2": 0, "n4": 33}

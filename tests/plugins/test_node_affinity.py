@@ -46,6 +46,14 @@ SKIP = Status(Code.SKIP)
 HANDLE = cast(Handle, None)  # NodeAffinity never uses its handle
 
 
+def test_reasons_are_worded_as_upstream() -> None:
+    # pkg/scheduler/framework/plugins/nodeaffinity/node_affinity.go (v1.35): ErrReasonPod,
+    # errReasonEnforced, errReasonConflict.
+    assert ERR_REASON_POD == "node(s) didn't match Pod's node affinity/selector"
+    assert ERR_REASON_ENFORCED == "node(s) didn't match scheduler-enforced node affinity"
+    assert ERR_REASON_CONFLICT == "pod affinity terms conflict"
+
+
 def req(key: str, op: str, *values: str) -> dict[str, Any]:
     return {"key": key, "operator": op, "values": list(values)}
 

@@ -27,7 +27,7 @@ from ksched.framework import (
     Status,
 )
 from ksched.plugins import in_tree_factory
-from ksched.plugins.taint_toleration import TaintToleration
+from ksched.plugins.taint_toleration import ERR_REASON_UNTOLERATED, TaintToleration
 
 HANDLE = cast(Handle, None)  # TaintToleration never uses its handle
 
@@ -133,21 +133,19 @@ def test_score_without_pre_score_fails() -> None:
 # ---- TestTaintTolerationFilter -----------------------------------------------------------
 
 
-def untolerated(key: str, value: str) -> Status:
-    return Status(
-        Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (f"node(s) had untolerated taint {{{key}: {value}}}",)
-    )
+# Since v1.35 the reason no longer names the taint (upstream logs it instead).
+UNTOLERATED = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("node(s) had untolerated taint(s)",))
 
 
 FILTER_ROWS: list[tuple[Any, ...]] = [
     ("A pod having no tolerations can't be scheduled onto a node with nonempty taints",
-     [], [taint("dedicated", "user1", NO_SCHEDULE)], untolerated("dedicated", "user1")),
+     [], [taint("dedicated", "user1", NO_SCHEDULE)], UNTOLERATED),
     ("A pod which can be scheduled on a dedicated node assigned to user1 with effect NoSchedule",
      [tol("dedicated", "user1", NO_SCHEDULE, operator="")],
      [taint("dedicated", "user1", NO_SCHEDULE)], None),
     ("A pod which can't be scheduled on a dedicated node assigned to user2 with effect NoSchedule",
      [tol("dedicated", "user2", NO_SCHEDULE)], [taint("dedicated", "user1", NO_SCHEDULE)],
-     untolerated("dedicated", "user1")),
+     UNTOLERATED),
     ("A pod can be scheduled onto the node, with a toleration uses operator Exists that "
      "tolerates the taints on the node",
      [tol("foo", effect=NO_SCHEDULE, operator="Exists")], [taint("foo", "bar", NO_SCHEDULE)],
@@ -158,7 +156,7 @@ FILTER_ROWS: list[tuple[Any, ...]] = [
      [taint("dedicated", "user2", NO_SCHEDULE), taint("foo", "bar", NO_SCHEDULE)], None),
     ("A pod has a toleration that keys and values match the taint on the node, but (non-empty) "
      "effect doesn't match, can't be scheduled onto the node",
-     [tol("foo", "bar", PREFER)], [taint("foo", "bar", NO_SCHEDULE)], untolerated("foo", "bar")),
+     [tol("foo", "bar", PREFER)], [taint("foo", "bar", NO_SCHEDULE)], UNTOLERATED),
     ("The pod has a toleration that keys and values match the taint on the node, the effect of "
      "toleration is empty, and the effect of taint is NoSchedule. Pod can be scheduled onto the "
      "node",
@@ -185,14 +183,19 @@ def test_taint_toleration_filter(
     assert p.filter(CycleState(), pod_with_tolerations("pod1", tolerations), node_info) == want
 
 
-def test_filter_names_the_first_untolerated_taint_and_considers_no_execute() -> None:
+def test_filter_reason_is_the_same_whichever_taint_is_untolerated() -> None:
     p = TaintToleration.new(None, HANDLE)
-    node = node_with_taints(
+    no_execute = node_with_taints(
         "nodeA",
         [taint("a", "1", PREFER), taint("b", "2", "NoExecute"), taint("c", "3", NO_SCHEDULE)],
     )
-    got = p.filter(CycleState(), pod_with_tolerations("pod1", []), NodeInfo.of(node))
-    assert got == untolerated("b", "2")
+    no_schedule = node_with_taints("nodeB", [taint("c", "3", NO_SCHEDULE)])
+    pod = pod_with_tolerations("pod1", [tol("c", "3", NO_SCHEDULE)])
+    assert p.filter(CycleState(), pod, NodeInfo.of(no_execute)) == UNTOLERATED
+    assert p.filter(CycleState(), pod, NodeInfo.of(no_schedule)) is None
+    bare = pod_with_tolerations("pod2", [])
+    assert p.filter(CycleState(), bare, NodeInfo.of(no_schedule)) == UNTOLERATED
+    assert ERR_REASON_UNTOLERATED == "node(s) had untolerated taint(s)"
 
 
 # ---- TestIsSchedulableAfterNodeChange ----------------------------------------------------

@@ -1,11 +1,17 @@
-"""FitError messages: framework/types_test.go TestFitError_Error."""
+"""FitError messages: framework/types_test.go TestFitError_Error, and how in-tree Filter
+reasons aggregate in them."""
 
 from __future__ import annotations
 
+from typing import cast
+
 import pytest
 
-from ksched.framework import Code, NodeToStatus, Status
+from ksched.framework import Code, CycleState, Handle, NodeInfo, NodeToStatus, Status
+from ksched.plugins.node_affinity import NodeAffinity
+from ksched.plugins.taint_toleration import TaintToleration
 from ksched.scheduler import FitError
+from ksched.testing import make_node, make_pod
 
 PRE = "Node(s) failed PreFilter plugin FalsePreFilter"
 POST = "Error running PostFilter plugin FailedPostFilter"
@@ -118,3 +124,27 @@ def test_every_reason_of_a_status_counts() -> None:
     statuses.set("n2", Status(Code.UNSCHEDULABLE, ("Insufficient cpu",)))
     fit = FitError(num_all_nodes=2, statuses=statuses)
     assert fit.message() == "0/2 nodes are available: 1 Insufficient memory, 2 Insufficient cpu."
+
+
+def test_untolerated_taints_aggregate_whatever_the_taint() -> None:
+    # Since v1.35 TaintToleration's reason does not name the taint: nodes rejected for
+    # different taints count under one reason, beside NodeAffinity's.
+    pod = make_pod("p").node_selector({"pool": "gpu"}).obj()
+    nodes = [
+        make_node("n1").label("pool", "gpu").taint("dedicated", "a").obj(),
+        make_node("n2").label("pool", "gpu").taint("maintenance", "", "NoExecute").obj(),
+        make_node("n3").label("pool", "cpu").obj(),
+    ]
+    handle = cast(Handle, None)  # neither plugin uses its handle
+    taints, affinity = TaintToleration.new(None, handle), NodeAffinity.new(None, handle)
+    statuses = NodeToStatus(Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE))
+    for node in nodes:
+        info = NodeInfo.of(node)
+        status = affinity.filter(CycleState(), pod, info) or taints.filter(CycleState(), pod, info)
+        assert status is not None
+        statuses.set(node.name, status)
+    fit = FitError(num_all_nodes=3, statuses=statuses)
+    assert fit.message() == (
+        "0/3 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, "
+        "2 node(s) had untolerated taint(s)."
+    )

@@ -3,6 +3,12 @@
 # pkg/scheduler/backend/cache/cache.go, snapshot.go, node_tree.go
 Every change bumps a node's generation; ``update_snapshot`` copies only the NodeInfos
 whose generation moved since the snapshot was last refreshed.
+
+Images (addNodeImageStates / removeNodeImageStates): one state per image name for the
+whole cluster, holding the size the first node to list that name reported and the set of
+nodes listing it. Later nodes only join the set, whatever size they report; a node leaving
+only leaves it, so the size outlives its reporter while any node still lists the name. An
+update leaves, then joins again: its new size counts only when no other node lists the name.
 """
 
 from __future__ import annotations
@@ -26,6 +32,21 @@ def _zone_key(node: Node) -> str:
     if not region and not zone:
         return ""
     return f"{region}:\x00:{zone}"
+
+
+@attrs.define(eq=False, slots=True)
+class _ImageState:
+    """One image name across the cluster: upstream's shared ImageStateSummary."""
+
+    size: int
+    """As reported by the node that first listed the name."""
+    nodes: set[str]
+    summary: ImageStateSummary
+    """What every listing node's NodeInfo shows: ``size`` and ``len(nodes)``."""
+
+
+def _image_names(node: Node) -> list[str]:
+    return [name for image in node.status.images for name in image.names]
 
 
 @attrs.define(eq=False, slots=True)
@@ -87,7 +108,7 @@ class Cache:
         self._ghost: set[str] = set()
         self._pods: dict[str, _PodState] = {}
         self._zones: dict[str, list[str]] = {}
-        self._images: dict[str, set[str]] = {}
+        self._images: dict[str, _ImageState] = {}
         self._generation = 0
         self._dirty: set[str] = set()
         """Nodes changed since the last snapshot refresh."""
@@ -124,15 +145,13 @@ class Cache:
         self._ghost.discard(node.name)
         old = info.node
         keep_position = was_real and _zone_key(old) == _zone_key(node)
-        if was_real:
-            self._untrack_images(old)
-            if not keep_position:
-                self._untrack_zone(old)
+        if was_real and not keep_position:
+            self._untrack_zone(old)
         info.set_node(node)
         if not keep_position:
             self._zones.setdefault(_zone_key(node), []).append(node.name)
             self._relayout()
-        self._track_images(node)
+        self._update_images(node.name, old if was_real else None, node)
         self._touch(info)
 
     update_node = add_node
@@ -142,7 +161,7 @@ class Cache:
         if info is None:
             return
         self._untrack_zone(info.node)
-        self._untrack_images(info.node)
+        self._update_images(node.name, info.node, None)
         self._relayout()
         if info.pods:
             # Keep the pods accounted until they are removed, as upstream does.
@@ -153,12 +172,38 @@ class Cache:
             self._ghost.discard(node.name)
             self._generation += 1
 
-    def _track_images(self, node: Node) -> None:
-        for image in node.status.images:
-            for name in image.names:
-                holders = self._images.setdefault(name, set())
-                holders.add(node.name)
-                self._touch_image_holders(holders)
+    def _update_images(self, node_name: str, old: Node | None, new: Node | None) -> None:
+        """Move ``node_name`` from the images ``old`` lists to those ``new`` lists.
+
+        As upstream: leave every image of ``old`` (a state no node lists any more is
+        dropped), then join every image of ``new`` (a name no node lists yet starts a
+        state with this node's size). Other nodes listing an image whose count changed
+        are touched, so the snapshot refreshes what they show.
+        """
+        images = self._images
+        old_names = _image_names(old) if old is not None else []
+        for name in old_names:
+            state = images.get(name)
+            if state is not None:
+                state.nodes.discard(node_name)
+                if not state.nodes:
+                    del images[name]
+        new_names: list[str] = []
+        if new is not None:
+            for image in new.status.images:
+                for name in image.names:
+                    new_names.append(name)
+                    state = images.get(name)
+                    if state is None:
+                        summary = ImageStateSummary(image.size_bytes, 1)
+                        images[name] = _ImageState(image.size_bytes, {node_name}, summary)
+                    else:
+                        state.nodes.add(node_name)
+        for name in (*old_names, *new_names):
+            state = images.get(name)
+            if state is not None and state.summary.num_nodes != len(state.nodes):
+                state.summary = ImageStateSummary(state.size, len(state.nodes))
+                self._touch_image_holders(state.nodes, node_name)
 
     def _untrack_zone(self, node: Node) -> None:
         zone = _zone_key(node)
@@ -168,21 +213,12 @@ class Cache:
             if not names:
                 del self._zones[zone]
 
-    def _untrack_images(self, node: Node) -> None:
-        for image in node.status.images:
-            for name in image.names:
-                holders = self._images.get(name)
-                if holders is not None:
-                    holders.discard(node.name)
-                    self._touch_image_holders(holders)
-                    if not holders:
-                        del self._images[name]
-
-    def _touch_image_holders(self, holders: set[str]) -> None:
+    def _touch_image_holders(self, holders: set[str], changed: str) -> None:
         for holder in holders:
-            info = self._nodes.get(holder)
-            if info is not None:
-                self._touch(info)
+            if holder != changed:  # the changed node is touched by its caller
+                info = self._nodes.get(holder)
+                if info is not None:
+                    self._touch(info)
 
     def node_names(self) -> list[str]:
         """Node names in upstream node-tree order: zones interleaved round-robin."""
@@ -387,9 +423,6 @@ class Cache:
         return copy
 
     def _image_states(self, node: Node) -> dict[str, ImageStateSummary]:
-        out: dict[str, ImageStateSummary] = {}
-        for image in node.status.images:
-            for name in image.names:
-                holders = self._images.get(name, ())
-                out[name] = ImageStateSummary(image.size_bytes, len(holders))
-        return out
+        """The cluster-wide summary of each image ``node`` lists (shared between nodes)."""
+        images = self._images
+        return {name: images[name].summary for name in _image_names(node) if name in images}

@@ -229,10 +229,16 @@ class HostPortInfo:
 
 @attrs.frozen(slots=True)
 class ImageStateSummary:
-    """An image's size and on how many nodes it is present."""
+    """An image name's state across the cluster: one summary, shared by every node that
+    lists the name.
+
+    ``size`` is the size reported by the first node that listed the name, even where
+    another node reports a different size; it stays while any node still lists the name.
+    """
 
     size: int
     num_nodes: int
+    """How many nodes list the name."""
 
 
 @attrs.define(eq=False, slots=True)

@@ -1,6 +1,8 @@
 """ImageLocality: favour nodes that already hold the pod's images.
 
 # pkg/scheduler/framework/plugins/imagelocality/image_locality.go
+Each image counts at its cluster-wide size from the cache (the size the first node to list
+the name reported, whatever this node reports), scaled by the share of nodes listing it.
 """
 
 from __future__ import annotations

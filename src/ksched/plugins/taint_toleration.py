@@ -2,9 +2,11 @@
 
 # pkg/scheduler/framework/plugins/tainttoleration/taint_toleration.go
 Filter rejects a node with a NoSchedule/NoExecute taint none of the pod's tolerations
-tolerates, naming the first such taint. Score counts the PreferNoSchedule taints the
-pod does not tolerate (only tolerations with effect PreferNoSchedule or empty count);
-NormalizeScore reverses it: fewest intolerable taints, highest score.
+tolerates; since v1.35 the reason no longer names the taint (upstream logs it instead), so
+nodes rejected for different taints share one reason in the FitError message. Score counts
+the PreferNoSchedule taints the pod does not tolerate (only tolerations with effect
+PreferNoSchedule or empty count); NormalizeScore reverses it: fewest intolerable taints,
+highest score.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from ..framework import (
     tolerations_signer,
 )
 
-__all__ = ["TaintToleration", "untolerated_taint_reason"]
+__all__ = ["ERR_REASON_UNTOLERATED", "TaintToleration"]
 
 PRE_SCORE_STATE_KEY = "PreScoreTaintToleration"
 
@@ -45,9 +47,10 @@ _DO_NOT_SCHEDULE = frozenset({"NoSchedule", "NoExecute"})
 _PREFER_NO_SCHEDULE = "PreferNoSchedule"
 
 
-def untolerated_taint_reason(taint: Taint) -> str:
-    """The Filter reason for ``taint``, worded as upstream."""
-    return f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}"
+ERR_REASON_UNTOLERATED = "node(s) had untolerated taint(s)"
+"""The Filter reason for a node with a NoSchedule/NoExecute taint the pod does not tolerate."""
+
+_UNTOLERATED = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_REASON_UNTOLERATED,))
 
 
 def _first_untolerated(taints: Sequence[Taint], tolerations: Sequence[Toleration]) -> Taint | None:
@@ -119,10 +122,9 @@ class TaintToleration:
         taints = node_info.node.spec.taints
         if not taints:
             return None
-        taint = _first_untolerated(taints, pod.spec.tolerations)
-        if taint is None:
+        if _first_untolerated(taints, pod.spec.tolerations) is None:
             return None
-        return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (untolerated_taint_reason(taint),))
+        return _UNTOLERATED
 
     def filter_batch(self, state: CycleState, pod: Pod, table: NodeTable) -> BoolArray:
         # Only nodes with a NoSchedule/NoExecute taint can reject: judge those one by one.
