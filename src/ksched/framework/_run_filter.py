@@ -1,0 +1,454 @@
+"""Filter across nodes: inline, in batch over the NodeTable, or fanned out.
+
+# pkg/scheduler/framework/runtime/framework.go (RunFilterPlugins,
+# RunFilterPluginsWithNominatedPods), schedule_one.go findNodesThatPassFilters
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Sequence
+
+import numpy as np
+
+from ..api import Pod
+from ._calls import (
+    FilterOutcome,
+    PluginCall,
+    fault_status,
+    is_mask,
+    run_filters_sync,
+)
+from ._cycle_state import CycleState
+from ._framework_base import FrameworkBase
+from ._interfaces import (
+    NodeToStatus,
+)
+from ._parallel import run_chunked
+from ._status import SUCCESS, Code, Status
+from ._table import BoolArray, IntArray, NodeRows, NodeTable
+from ._types import NodeInfo, PodInfo
+
+__all__ = ["FilterRunner"]
+
+
+class FilterRunner(FrameworkBase):
+    """Filter: one node, with nominated pods, and the search for feasible nodes."""
+
+    # ---- Filter -------------------------------------------------------------------
+
+    def run_filter_sync(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        """Filter plugins on one node, inline; the first failure decides.
+
+        Only valid when no Filter plugin is async (``filters_async`` is False).
+        """
+        return run_filters_sync(self._filter, state, pod, node_info)
+
+    async def run_filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        """Filter plugins on one node; the first failure decides."""
+        if not self.filters_async:
+            return self.run_filter_sync(state, pod, node_info)
+        return await self._run_filters(self._filter, state, pod, node_info)
+
+    async def _run_filters(
+        self, calls: Sequence[PluginCall], state: CycleState, pod: Pod, node_info: NodeInfo
+    ) -> Status:
+        skip = state.skip_filter_plugins
+        for call in calls:
+            if call.plugin in skip:
+                continue
+            try:
+                result = call.fn(state, pod, node_info)
+                if call.is_async:
+                    result = await result
+                status: Status | None = result
+            except Exception as exc:
+                return fault_status(call.plugin, "Filter", exc)
+            if status is not None and status.code not in (Code.SUCCESS, Code.SKIP):
+                return status.with_plugin(call.plugin)
+        return SUCCESS
+
+    def _add_nominated(
+        self, state: CycleState, pod: Pod, node_info: NodeInfo, nominated: Sequence[PodInfo]
+    ) -> tuple[CycleState, NodeInfo] | Status | None:
+        """State and node with the higher-or-equal priority nominated pods added.
+
+        None when no such pod is nominated here; a Status when an AddPod extension failed.
+        # framework.go addGENominatedPods
+        """
+        candidates = [
+            p for p in nominated if p.pod.priority >= pod.priority and p.pod.uid != pod.uid
+        ]
+        if not candidates:
+            return None
+        state_with = state.clone()
+        info_with = node_info.clone()
+        for p in candidates:
+            info_with.add_pod(p)
+            status = self.run_pre_filter_extension_add_pod(state_with, pod, p, info_with)
+            if not status.is_success:
+                return status
+        return state_with, info_with
+
+    async def run_filter_with_nominated_pods(
+        self,
+        state: CycleState,
+        pod: Pod,
+        node_info: NodeInfo,
+        nominated: Sequence[PodInfo],
+    ) -> Status:
+        """Filter as upstream's two passes when higher-or-equal priority pods are
+        nominated to the node: first with them added, then without.
+
+        # framework.go RunFilterPluginsWithNominatedPods
+        """
+        added = self._add_nominated(state, pod, node_info, nominated)
+        if isinstance(added, Status):
+            return added
+        if added is not None:
+            status = await self.run_filter(added[0], pod, added[1])
+            if not status.is_success:
+                return status
+        return await self.run_filter(state, pod, node_info)
+
+    def run_filter_with_nominated_pods_sync(
+        self,
+        state: CycleState,
+        pod: Pod,
+        node_info: NodeInfo,
+        nominated: Sequence[PodInfo],
+    ) -> Status:
+        """:meth:`run_filter_with_nominated_pods` for profiles whose Filters are all sync."""
+        added = self._add_nominated(state, pod, node_info, nominated)
+        if isinstance(added, Status):
+            return added
+        if added is not None:
+            status = self.run_filter_sync(added[0], pod, added[1])
+            if not status.is_success:
+                return status
+        return self.run_filter_sync(state, pod, node_info)
+
+    async def find_feasible(
+        self,
+        state: CycleState,
+        pod: Pod,
+        nodes: Sequence[NodeInfo],
+        *,
+        start: int,
+        limit: int,
+        nominated_for: Callable[[str], Sequence[PodInfo]] | None = None,
+        nominated_nodes: Collection[str] = (),
+        table: NodeTable | None = None,
+        need_statuses: bool = True,
+    ) -> FilterOutcome:
+        """Filter nodes from ``start`` (rotating) until ``limit`` feasible were found.
+
+        With ``table`` (the snapshot's, holding every node of ``nodes``) the plugins'
+        batch forms judge all nodes at once; ``nominated_nodes`` names the nodes that
+        have nominated pods, which take the per-node two-pass filter.
+        # schedule_one.go findNodesThatPassFilters
+        """
+        if table is not None and self.batching and self._filter_batch and table.exact:
+            outcome = await self._find_feasible_batch(
+                state,
+                pod,
+                nodes,
+                table,
+                start=start,
+                limit=limit,
+                nominated_for=nominated_for,
+                nominated_nodes=nominated_nodes,
+                need_statuses=need_statuses,
+            )
+            if outcome is not None:
+                return outcome
+        n = len(nodes)
+        feasible: list[NodeInfo] = []
+        statuses = NodeToStatus()
+        rejecting: set[str] = set()
+        if not self._filter:
+            take = min(limit, n)
+            feasible = [nodes[(start + i) % n] for i in range(take)]
+            return FilterOutcome(feasible, statuses, take, rejecting)
+        error: Status | None = None
+        if not self.filters_async:
+            run = self.run_filter_sync
+            for i in range(n):
+                info = nodes[(start + i) % n]
+                nominated = nominated_for(info.name) if nominated_for is not None else None
+                if nominated:
+                    status = self.run_filter_with_nominated_pods_sync(state, pod, info, nominated)
+                else:
+                    status = run(state, pod, info)
+                if status is SUCCESS:
+                    feasible.append(info)
+                    if len(feasible) >= limit:
+                        break
+                elif status.code is Code.ERROR:
+                    error = status
+                    break
+                else:
+                    statuses.set(info.name, status)
+                    rejecting.add(status.plugin)
+            return FilterOutcome(
+                feasible, statuses, len(feasible) + len(statuses), rejecting, error
+            )
+
+        slots: list[NodeInfo | None] = [None] * n
+
+        async def check(i: int) -> bool:
+            nonlocal error
+            info = nodes[(start + i) % n]
+            if nominated_for is not None:
+                nominated = nominated_for(info.name)
+                status = await self.run_filter_with_nominated_pods(state, pod, info, nominated)
+            else:
+                status = await self.run_filter(state, pod, info)
+            if status.is_success:
+                if len(feasible) >= limit:
+                    return False
+                feasible.append(info)
+                slots[i] = info
+                return len(feasible) < limit
+            if status.code is Code.ERROR:
+                error = status
+                return False
+            failed[i] = (info.name, status)
+            return True
+
+        failed: dict[int, tuple[str, Status]] = {}
+        await run_chunked(n, self.parallelism, check)
+        # Statuses in evaluation order, whatever order the workers finished in.
+        statuses.update(failed[i] for i in sorted(failed))
+        rejecting.update(status.plugin for _, status in failed.values())
+        ordered = [info for info in slots if info is not None]
+        return FilterOutcome(ordered, statuses, len(ordered) + len(statuses), rejecting, error)
+
+    async def _find_feasible_batch(
+        self,
+        state: CycleState,
+        pod: Pod,
+        nodes: Sequence[NodeInfo],
+        table: NodeTable,
+        *,
+        start: int,
+        limit: int,
+        nominated_for: Callable[[str], Sequence[PodInfo]] | None,
+        nominated_nodes: Collection[str],
+        need_statuses: bool,
+    ) -> FilterOutcome | None:
+        """Filter with batch masks; None when no plugin has a batch form for this pod.
+
+        Equal to the per-node path: the same feasible nodes in the same order, the same
+        count of examined nodes; rejected nodes get their status from the per-node chain.
+        """
+        skip = state.skip_filter_plugins
+        mask: BoolArray | None = None
+        per_node: list[PluginCall] = []
+        masks: list[tuple[PluginCall, BoolArray]] = []
+        for call in self._filter:
+            if call.plugin in skip:
+                continue
+            batch = self._filter_batch.get(call.plugin)
+            result = None
+            if batch is not None:
+                try:
+                    result = batch(state, pod, table)
+                except Exception:
+                    result = None  # the per-node method reports the fault
+                if result is not None and not is_mask(result, len(table)):
+                    result = None  # not a mask over the table: judge per node
+            if result is None:
+                per_node.append(call)
+            else:
+                masks.append((call, result))
+                mask = result if mask is None else mask & result
+        if mask is None:
+            return None
+        n = len(nodes)
+        if nodes is table.infos:
+            rows = np.arange(n, dtype=np.int64)
+        else:
+            index = table.index
+            try:
+                rows = np.fromiter((index[info.name] for info in nodes), np.int64, n)
+            except KeyError:
+                return None
+        order = np.concatenate((rows[start:], rows[:start])) if start else rows
+        ok = mask[order]
+        special: BoolArray | None = None
+        if nominated_for is not None and nominated_nodes:
+            marked = np.zeros(len(table), dtype=np.bool_)
+            for name in nominated_nodes:
+                row = table.index.get(name)
+                if row is not None:
+                    marked[row] = True
+            special = marked[order]
+            if not special.any():
+                special = None
+        infos = table.infos
+        feasible_pos: list[int] = []
+        found: dict[int, Status] = {}
+        rejecting: set[str] = set()
+        error: Status | None = None
+        if not per_node and special is None:
+            passing = np.flatnonzero(ok)
+            if 0 < limit <= len(passing):
+                passing = passing[:limit]
+                processed = int(passing[-1]) + 1
+            else:
+                processed = n
+            feasible_pos = passing.tolist()
+        elif self.filters_async:
+            processed, error = await self._check_candidates_async(
+                state,
+                pod,
+                [infos[r] for r in order.tolist()],
+                np.flatnonzero(ok if special is None else ok | special).tolist(),
+                special,
+                per_node,
+                limit,
+                nominated_for,
+                feasible_pos,
+                found,
+            )
+        else:
+            processed = n
+            candidates = ok if special is None else ok | special
+            for pos in np.flatnonzero(candidates).tolist():
+                info = infos[order[pos]]
+                if special is not None and special[pos]:
+                    assert nominated_for is not None
+                    status = self.run_filter_with_nominated_pods_sync(
+                        state, pod, info, nominated_for(info.name)
+                    )
+                else:
+                    status = run_filters_sync(per_node, state, pod, info)
+                if status.is_success:
+                    feasible_pos.append(pos)
+                    if len(feasible_pos) >= limit:
+                        processed = pos + 1
+                        break
+                elif status.code is Code.ERROR:
+                    error = status
+                    processed = pos + 1
+                    break
+                else:
+                    found[pos] = status
+        statuses = NodeToStatus()
+        if need_statuses or not feasible_pos:
+            rejected = np.flatnonzero(~ok[:processed])
+            if special is not None:
+                rejected = rejected[~special[rejected]]
+            if per_node:
+                # A per-node plugin may come first in the chain: ask the whole chain.
+                for pos in rejected.tolist():
+                    info = infos[order[pos]]
+                    if self.filters_async:
+                        status = await self.run_filter(state, pod, info)
+                    else:
+                        status = run_filters_sync(self._filter, state, pod, info)
+                    if not status.is_success:
+                        found[pos] = status
+            else:
+                found.update(self._batch_rejections(state, pod, table, order, rejected, masks))
+            names = table.names
+            statuses.update((names[order[pos]], found[pos]) for pos in sorted(found))
+            rejecting.update(status.plugin for status in found.values())
+        feasible_rows = order[feasible_pos]
+        return FilterOutcome(
+            NodeRows(infos, feasible_rows),
+            statuses,
+            processed,
+            rejecting,
+            error,
+            feasible_rows,
+        )
+
+    async def _check_candidates_async(
+        self,
+        state: CycleState,
+        pod: Pod,
+        ordered: Sequence[NodeInfo],
+        candidates: list[int],
+        special: BoolArray | None,
+        per_node: Sequence[PluginCall],
+        limit: int,
+        nominated_for: Callable[[str], Sequence[PodInfo]] | None,
+        feasible_pos: list[int],
+        found: dict[int, Status],
+    ) -> tuple[int, Status | None]:
+        """Fan the per-node Filters (some async) out over the candidate positions, in
+        order, until ``limit`` pass; fills ``feasible_pos`` and ``found``. Returns the
+        number of positions examined and the first error."""
+        passed: list[int] = []
+        examined: list[int] = []
+        error: Status | None = None
+
+        async def check(i: int) -> bool:
+            nonlocal error
+            pos = candidates[i]
+            info = ordered[pos]
+            if special is not None and special[pos]:
+                assert nominated_for is not None
+                status = await self.run_filter_with_nominated_pods(
+                    state, pod, info, nominated_for(info.name)
+                )
+            else:
+                status = await self._run_filters(per_node, state, pod, info)
+            if len(passed) >= limit or error is not None:
+                return False
+            examined.append(pos)
+            if status.is_success:
+                passed.append(pos)
+                return len(passed) < limit
+            if status.code is Code.ERROR:
+                error = status
+                return False
+            found[pos] = status
+            return True
+
+        await run_chunked(len(candidates), self.parallelism, check)
+        feasible_pos.extend(sorted(passed))
+        stopped = len(passed) >= limit or error is not None
+        return (max(examined) + 1 if stopped and examined else len(ordered)), error
+
+    def _batch_rejections(
+        self,
+        state: CycleState,
+        pod: Pod,
+        table: NodeTable,
+        order: IntArray,
+        rejected: IntArray,
+        masks: Sequence[tuple[PluginCall, BoolArray]],
+    ) -> dict[int, Status]:
+        """Statuses of the ``rejected`` positions when every active Filter has a batch form:
+        each node's first rejecting plugin (in chain order) says why."""
+        found: dict[int, Status] = {}
+        rows = order[rejected]
+        undecided = np.ones(len(rows), dtype=np.bool_)
+        infos = table.infos
+        for call, mask in masks:
+            mine = undecided & ~mask[rows]
+            if not mine.any():
+                continue
+            undecided &= ~mine
+            positions, plugin_rows = rejected[mine].tolist(), rows[mine]
+            statuses_fn = getattr(self.plugins[call.plugin], "filter_batch_statuses", None)
+            try:
+                results: Sequence[Status | None] = (
+                    statuses_fn(state, pod, table, plugin_rows)
+                    if statuses_fn is not None
+                    else [call.fn(state, pod, infos[r]) for r in plugin_rows.tolist()]
+                )
+            except Exception as exc:
+                fault = fault_status(call.plugin, "Filter", exc)
+                return dict.fromkeys(positions, fault)
+            named: dict[int, Status] = {}
+            for pos, status in zip(positions, results, strict=True):
+                if status is None or status.is_success or status.code is Code.SKIP:
+                    continue  # cannot happen for a faithful batch form
+                tagged = named.get(id(status))
+                if tagged is None:
+                    tagged = named[id(status)] = status.with_plugin(call.plugin)
+                found[pos] = tagged
+        return found
