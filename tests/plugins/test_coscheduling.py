@@ -190,17 +190,49 @@ LESS = [
 def test_less(
     p1: Pod, t1: float | None, p2: Pod, t2: float | None, pgs: list[PodGroup], want: bool
 ) -> None:
-    pl = plugin(FakeHandle(pgs))
+    # Each PodGroup reaches the scheduler when it is created: the plugin orders groups
+    # by when it saw them, on the loop's clock (upstream compares creation timestamps
+    # with queue timestamps on one wall clock).
+    handle = FakeHandle()
+    pl = plugin(handle)
+    for pg in pgs:
+        handle.clock = pg.metadata.creation_timestamp or 0.0
+        handle.cluster.apply(pg)
     assert pl.less(queued(p1, t1), queued(p2, t2)) is want
+
+
+def test_less_groups_present_at_start_keep_creation_order() -> None:
+    """Groups the plugin finds at start keep the gaps between their creationTimestamps
+    (wall-clock seconds since the epoch), the newest placed at the loop's now."""
+    older = group("older", "ns", created=1_700_000_005.0)
+    newer = group("newer", "ns", created=1_700_000_007.0)
+    handle = FakeHandle([newer, older])
+    pl = plugin(handle)  # the loop's clock reads 100
+    a = queued(_p("a", "ns", HIGH, "newer"), 99.0)  # queued after "older" was made (98)
+    b = queued(_p("b", "ns", HIGH, "older"), 99.5)
+    plain = queued(_p("c", "ns", HIGH), 98.5)
+    assert pl.less(b, plain) and pl.less(plain, a)  # older: 98, plain: 98.5, newer: 100
+    assert not pl.less(a, b)
+
+
+def test_close_unsubscribes_from_the_cluster() -> None:
+    handle = FakeHandle()
+    pl = plugin(handle)
+    handle.cluster.apply(_p("m1", "ns", HIGH, "pg"))
+    pl.close()
+    handle.cluster.apply(_p("m2", "ns", HIGH, "pg"))
+    assert [p.name for p in pl._siblings(_p("m3", "ns", HIGH, "pg"))] == ["m1"]
 
 
 def test_less_after_schedule_failure() -> None:
     """TestLessAfterScheduleFailure: a failed group sorts by its failure time until cleared."""
-    pg1 = group("pg1", min_member=3, created=NOW - 10)
-    pg2 = group("pg2", min_member=3, created=NOW - 5)
-    handle = FakeHandle([pg1, pg2])
-    handle.clock = NOW
+    handle = FakeHandle()
+    handle.clock = NOW - 20
     pl = plugin(handle)
+    for created, name in ((NOW - 10, "pg1"), (NOW - 5, "pg2")):
+        handle.clock = created  # each group reaches the plugin when it is created
+        handle.cluster.apply(group(name, min_member=3, created=created))
+    handle.clock = NOW
     p1, p2 = queued(_p("p1", "ns", HIGH, "pg1"), NOW), queued(_p("p2", "ns", HIGH, "pg2"), NOW)
     assert pl.less(p1, p2)
     pl.post_filter(CycleState(), p1.pod, NodeToStatus())  # MarkPodGroupScheduleFailure

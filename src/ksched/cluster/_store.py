@@ -69,7 +69,11 @@ class ClusterStore(Protocol):
 
     def get_pod(self, key: str) -> Pod | None: ...
 
-    def objects(self, kind: str) -> list[Any]: ...
+    def get(self, kind: str, key: str) -> Any | None:
+        """The object of ``kind`` (``"PodGroup"``...) at ``namespace/name`` (or ``name``)."""
+
+    def objects(self, kind: str) -> list[Any]:
+        """Every object of ``kind`` the cluster holds (``"Service"``, ``"PodGroup"``...)."""
 
     def namespace_labels(self, namespace: str) -> Mapping[str, str] | None: ...
 

@@ -171,7 +171,7 @@ class Coscheduling:
     def __init__(self, args: CoschedulingArgs, handle: Handle) -> None:
         self.args = args
         self._handle = handle
-        self._cluster: Any = handle.cluster
+        self._cluster = handle.cluster
         self._schedule_timeout = float(args.permit_waiting_time_seconds)
         self._backoff: float | None = (
             float(args.pod_group_backoff_seconds) if args.pod_group_backoff_seconds > 0 else None
@@ -180,9 +180,25 @@ class Coscheduling:
         self._groups: dict[str, _Group] = {}
         # The pod informer: pods by group, and the bound ones counted as assigned.
         self._members: dict[str, dict[str, Pod]] = {}
+        # Each PodGroup's time on the event loop's clock, which the queue order compares
+        # with the loop's own timestamps: a group created later is seen when it comes;
+        # the groups present now keep the gaps between their creationTimestamps, the
+        # newest of them placed at now (cluster time is read only as differences).
+        self._seen: dict[str, float] = {}
+        now = self._now()
+        present = list(self._cluster.objects("PodGroup"))
+        stamps = [g.metadata.creation_timestamp for g in present]
+        newest = max((s for s in stamps if s is not None), default=None)
+        for group, stamp in zip(present, stamps, strict=True):
+            key = f"{group.metadata.namespace}/{group.metadata.name}"
+            self._seen[key] = now if stamp is None or newest is None else now - (newest - stamp)
         self._cluster.subscribe(self._on_change)
         for pod in self._cluster.pods():
             self._on_change("Pod", None, pod)
+
+    def close(self) -> None:
+        """Stop following the cluster (what is known of the groups stays readable)."""
+        self._cluster.unsubscribe(self._on_change)
 
     @classmethod
     def new(cls, args: Mapping[str, Any] | None, handle: Handle) -> Coscheduling:
@@ -193,6 +209,12 @@ class Coscheduling:
     # ---- informer side ----------------------------------------------------------------
 
     def _on_change(self, kind: str, old: Any, new: Any) -> None:
+        if kind == "PodGroup":
+            if new is None:
+                self._seen.pop(f"{old.metadata.namespace}/{old.metadata.name}", None)
+            elif old is None:
+                self._seen.setdefault(f"{new.metadata.namespace}/{new.metadata.name}", self._now())
+            return
         if kind == "Node":
             if new is not None and (old is None or _node_changed(old, new)):
                 self._room_appeared()
@@ -259,7 +281,7 @@ class Coscheduling:
         label = group_label(pod)
         if not label:
             return "", None
-        group: PodGroup | None = self._cluster.get_pod_group(pod.namespace, label)
+        group: PodGroup | None = self._cluster.get("PodGroup", f"{pod.namespace}/{label}")
         return f"{pod.namespace}/{label}", group
 
     def _now(self) -> float:
@@ -269,7 +291,7 @@ class Coscheduling:
 
     def _creation_time(self, qpi: QueuedPodInfo) -> float:
         """core.go GetCreationTimestamp: last group failure, else PodGroup creation time,
-        else the pod's initial attempt time."""
+        else the pod's initial attempt time, all on the event loop's clock."""
         pod = qpi.pod
         fallback = qpi.initial_attempt_timestamp
         if fallback is None:
@@ -277,13 +299,14 @@ class Coscheduling:
         label = group_label(pod)
         if not label:
             return fallback
-        state = self._groups.get(f"{pod.namespace}/{label}")
+        full_name = f"{pod.namespace}/{label}"
+        state = self._groups.get(full_name)
         if state is not None and state.last_failed is not None:
             return state.last_failed
-        group: PodGroup | None = self._cluster.get_pod_group(pod.namespace, label)
-        if group is None or group.metadata.creation_timestamp is None:
+        seen = self._seen.get(full_name)
+        if seen is None or self._cluster.get("PodGroup", full_name) is None:
             return fallback
-        return group.metadata.creation_timestamp
+        return seen
 
     def _in_progress(self, pod: Pod) -> bool:
         """Members of the pod's group hold nodes at Permit, below quorum."""
@@ -506,7 +529,7 @@ class Coscheduling:
         out: dict[str, dict[str, Any]] = {}
         for full in sorted(names):
             namespace, _, label = full.partition("/")
-            group: PodGroup | None = self._cluster.get_pod_group(namespace, label)
+            group: PodGroup | None = self._cluster.get("PodGroup", f"{namespace}/{label}")
             members = self._members.get(full, {})
             bound = sum(1 for p in members.values() if p.spec.node_name)
             held = waiting_by_group.get(full, 0)

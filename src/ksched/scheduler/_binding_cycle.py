@@ -72,6 +72,15 @@ class BindingCycle(FailureHandling):
                 return
             self.queue.done(assumed.uid)
             self._emit("Bound", assumed, node=node_name)
+            if self._record_event is not None:
+                self._record_event(
+                    assumed,
+                    None,
+                    "Normal",
+                    "Scheduled",
+                    "Binding",
+                    f"Successfully assigned {assumed.namespace}/{assumed.name} to {node_name}",
+                )
             await fw.run_post_bind(state, assumed, node_name)
             if self.timings:
                 self._spent("PostBind", t)

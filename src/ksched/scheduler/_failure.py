@@ -9,7 +9,18 @@ from ..framework import PodInfo, QueuedPodInfo
 from ..framework._runtime import Framework
 from ._base import Failure, PodRecord, SchedulerBase
 
-__all__ = ["FailureHandling"]
+__all__ = ["NOTE_LENGTH_LIMIT", "FailureHandling", "truncate_note"]
+
+NOTE_LENGTH_LIMIT = 1024
+"""events.k8s.io/v1 ``note`` limit (apis/events/validation NoteLengthLimit)."""
+
+
+def truncate_note(message: str) -> str:
+    """schedule_one.go truncateMessage: cut to the Event note limit, ending in " ..."."""
+    if len(message) <= NOTE_LENGTH_LIMIT:
+        return message
+    suffix = " ..."
+    return message[: NOTE_LENGTH_LIMIT - len(suffix)] + suffix
 
 
 class FailureHandling(SchedulerBase):
@@ -43,6 +54,9 @@ class FailureHandling(SchedulerBase):
             self.queue.delete_nominated_pod_if_exists(pod)
         reason = "Unschedulable" if status.is_rejected else "SchedulerError"
         self._emit(reason, pod, message=status.message, attempts=qpi.attempts)
+        self.cluster_event(
+            pod, None, "Warning", "FailedScheduling", "Scheduling", truncate_note(status.message)
+        )
         if current is not None and not current.spec.node_name:
             await self.cluster.update_pod_status(
                 current,

@@ -7,12 +7,15 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 import attrs
 
 from ...api import LabelSelector, Node, Pod, TopologySpreadConstraint, compile_requirements
 from ...framework import NodeInfo, PodInfo
+
+if TYPE_CHECKING:
+    from ...cluster import ClusterStore
 
 __all__ = [
     "DO_NOT_SCHEDULE",
@@ -349,20 +352,15 @@ class NodeInclusion:
         return not (c.node_taints_policy == HONOR and not self.taints_tolerated(node))
 
 
-def _by_name(objects: Iterable[Any], name: str) -> Any:
-    for obj in objects:
-        if obj.metadata.name == name:
-            return obj
-    return None
-
-
-def default_selector(pod: Pod, cluster: Any) -> Selector:
+def default_selector(pod: Pod, cluster: ClusterStore) -> Selector:
     """The selector of the Services that select ``pod`` and of the ReplicationController,
     ReplicaSet or StatefulSet that controls it (upstream helper.DefaultSelector)."""
     namespace = pod.namespace
     pod_labels = pod.labels
     merged: dict[str, str] = {}
-    for service in cluster.services(namespace):
+    for service in cluster.objects("Service"):
+        if service.metadata.namespace != namespace:
+            continue
         selector = service.selector
         if selector and all(pod_labels.get(k) == v for k, v in selector.items()):
             merged.update(selector)
@@ -372,17 +370,12 @@ def default_selector(pod: Pod, cluster: Any) -> Selector:
     if owner is None:
         return result
     if owner.kind == "ReplicationController":
-        rc = _by_name(cluster.replication_controllers(namespace), owner.name)
+        rc = cluster.get("ReplicationController", f"{namespace}/{owner.name}")
         if rc is not None:
             merged.update(rc.selector)
             result = Selector.from_set(merged)
     elif owner.kind in ("ReplicaSet", "StatefulSet"):
-        listing = (
-            cluster.replica_sets(namespace)
-            if owner.kind == "ReplicaSet"
-            else cluster.stateful_sets(namespace)
-        )
-        controller = _by_name(listing, owner.name)
+        controller = cluster.get(owner.kind, f"{namespace}/{owner.name}")
         if controller is not None:
             try:
                 other = Selector.of(controller.selector)
