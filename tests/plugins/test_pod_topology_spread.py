@@ -34,6 +34,7 @@ from ksched.api import (
     Toleration,
     TopologySpreadConstraint,
 )
+from ksched.cluster import InMemoryCluster
 from ksched.framework import (
     ActionType,
     Code,
@@ -97,34 +98,12 @@ class FakeSnapshot:
         return [i for i in self._infos if i.pods_with_required_anti_affinity]
 
 
-class FakeCluster:
-    """The four listers the default selector reads, by namespace."""
-
-    def __init__(self, objects: Iterable[Any] = ()) -> None:
-        self._objects = list(objects)
-
-    def _of(self, kind: type[Any], namespace: str) -> list[Any]:
-        return [
-            o for o in self._objects if isinstance(o, kind) and o.metadata.namespace == namespace
-        ]
-
-    def services(self, namespace: str) -> list[Service]:
-        return self._of(Service, namespace)
-
-    def replication_controllers(self, namespace: str) -> list[ReplicationController]:
-        return self._of(ReplicationController, namespace)
-
-    def replica_sets(self, namespace: str) -> list[ReplicaSet]:
-        return self._of(ReplicaSet, namespace)
-
-    def stateful_sets(self, namespace: str) -> list[StatefulSet]:
-        return self._of(StatefulSet, namespace)
-
-
 class FakeHandle:
     def __init__(self, infos: Sequence[NodeInfo], objects: Iterable[Any] = ()) -> None:
         self.snapshot = FakeSnapshot(infos)
-        self.cluster = FakeCluster(objects)
+        self.cluster = InMemoryCluster()
+        for obj in objects:  # the listers the default selector reads
+            self.cluster.apply(obj)
 
 
 def tsc(

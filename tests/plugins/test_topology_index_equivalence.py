@@ -25,6 +25,7 @@ from ksched.api import (
     WeightedPodAffinityTerm,
 )
 from ksched.cache import Cache, Snapshot
+from ksched.cluster import InMemoryCluster
 from ksched.framework import CycleState, Handle, NodeInfo, Status
 from ksched.framework._pod_index import PodIndex
 from ksched.framework._table import NodeRows
@@ -44,17 +45,10 @@ NAMESPACES = {"ns0": {"team": "a"}, "ns1": {"team": "b"}, "ns2": {"team": "a", "
 LABEL_VALUES = {"app": ("a", "b", "c"), "tier": ("web", "db"), "color": ("blue",)}
 
 
-class _Cluster:
-    def services(self, namespace: str) -> list[Any]:
-        return []
-
-    replication_controllers = replica_sets = stateful_sets = services
-
-
 @attrs.define
 class _Handle:
     snapshot: Snapshot
-    cluster: _Cluster = attrs.field(factory=_Cluster)
+    cluster: InMemoryCluster = attrs.field(factory=InMemoryCluster)  # no services, no owners
 
     def namespace_labels(self, namespace: str) -> Mapping[str, str] | None:
         return NAMESPACES.get(namespace)
