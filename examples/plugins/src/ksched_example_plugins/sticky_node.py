@@ -44,6 +44,7 @@ DEFAULT_ANNOTATION: Final = "ksched.example/sticky-node"
 _STATE_KEY: Final = "PreFilter" + NAME
 
 
+@runtime_checkable
 class OwnerStore(Protocol):
     """What StickyNode needs of the cluster store: read and replace an owner object."""
 
@@ -80,7 +81,7 @@ class StickyNode:
     @classmethod
     def new(cls, args: Mapping[str, Any] | None, handle: Handle) -> StickyNode:
         store = handle.cluster
-        if not (callable(getattr(store, "get", None)) and callable(getattr(store, "apply", None))):
+        if not isinstance(store, OwnerStore):
             raise ConfigError(f"{NAME}: the cluster store cannot read and update owner objects")
         return cls(parse_plugin_args(StickyNodeArgs, args, plugin=NAME), store)
 
