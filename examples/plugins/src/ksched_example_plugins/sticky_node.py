@@ -19,7 +19,7 @@ The owner is read from and written to the cluster store (``get``/``apply`` of
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Final, Protocol
+from typing import Any, Final, Protocol, runtime_checkable
 
 import attrs
 
