@@ -33,7 +33,6 @@ from ksched.plugins.node_resources_fit import (
     ResourceSpec,
     ScoringStrategy,
     UtilizationShapePoint,
-    _requested_resources_increased,
     broken_linear_function,
     compute_pod_resource_request,
     fits,
@@ -41,6 +40,7 @@ from ksched.plugins.node_resources_fit import (
     is_extended_resource_name,
     is_scalar_resource_name,
 )
+from ksched.plugins.node_resources_fit._plugin import _requested_resources_increased
 from ksched.testing import make_node, make_pod
 
 EXT_A = "example.com/aaa"
