@@ -5,11 +5,15 @@ queueing hints, in-flight events and nominated pods.
 # backoff_queue.go, nominator.go; pkg/scheduler/framework/types.go (QueuedPodInfo)
 SchedulerQueueingHints is GA and SchedulerPopFromBackoffQ on (its default) unless
 ``pop_from_backoff_q=False``.
+
+One class of ~650 lines, on purpose: a pod is in exactly one place at every moment
+(activeQ, backoffQ, the unschedulable pool, gated, in flight), and every method keeps
+that invariant across all of them, as upstream's PriorityQueue does. The parts that
+need no queue state live beside it: ``_backoff``, ``_heap``, ``_hints``, ``_nominator``.
 """
 
 from __future__ import annotations
 
-import enum
 import functools
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
@@ -17,7 +21,6 @@ from typing import Any
 import anyio
 import anyio.abc
 import anyio.lowlevel
-import attrs
 
 from .._errors import SchedulerClosedError
 from ..api import Pod
@@ -36,6 +39,18 @@ from ..framework._events import ASSIGNED_POD_ADD, FORCE_ACTIVATE, UNSCHEDULABLE_
 from ._backoff import NS, WINDOW_NS, BackoffQueue, align_ns, to_ns
 from ._entry import QueuedPod, adopt
 from ._heap import KeyedHeap
+from ._hints import (
+    ACTIVE,
+    BACKOFF,
+    GATED,
+    IN_FLIGHT,
+    UNSCHEDULABLE,
+    Recorded,
+    Strategy,
+    entry_uid,
+    is_wildcard,
+    matches,
+)
 from ._nominator import Nominator, bare_pod_info
 from ._pod_events import pod_scheduling_properties_change
 
@@ -61,64 +76,6 @@ _POD_SCALE_DOWN = ClusterEvent(EventResource.ASSIGNED_POD, ActionType.UPDATE_POD
 _POD_TOPOLOGY_SPREAD = "PodTopologySpread"
 
 Registrations = Mapping[str, Sequence[ClusterEventWithHint]]
-
-
-class _Strategy(enum.IntEnum):
-    """queueingStrategy, in rising priority."""
-
-    SKIP = 0
-    AFTER_BACKOFF = 1
-    IMMEDIATELY = 2
-
-
-ACTIVE, BACKOFF, UNSCHEDULABLE, GATED, IN_FLIGHT = (
-    "active",
-    "backoff",
-    "unschedulable",
-    "gated",
-    "in-flight",
-)
-
-
-@attrs.frozen(slots=True)
-class _Recorded:
-    """A cluster event seen while some pod was in flight."""
-
-    event: ClusterEvent
-    old: Any
-    new: Any
-
-
-def _is_wildcard(event: ClusterEvent) -> bool:
-    return event.resource is EventResource.WILDCARD and event.action == ActionType.ALL
-
-
-def _resource_matches(registered: EventResource, incoming: EventResource) -> bool:
-    return (
-        registered is EventResource.WILDCARD
-        or registered is incoming
-        or (
-            registered is EventResource.POD
-            and incoming in (EventResource.ASSIGNED_POD, EventResource.UNSCHEDULED_POD)
-        )
-    )
-
-
-def matches(registered: ClusterEvent, incoming: ClusterEvent) -> bool:
-    """Whether a registration covers an incoming event (upstream MatchClusterEvents): the
-    wildcard registration covers everything; otherwise the resources match and the
-    incoming action is among the registered ones and no broader than them."""
-    if _is_wildcard(registered):
-        return True
-    return (
-        _resource_matches(registered.resource, incoming.resource)
-        and bool(registered.action & incoming.action)
-        and incoming.action <= registered.action
-    )
-
-
-def _uid(entry: QueuedPod) -> str:
-    return entry.pod_info.pod.uid
 
 
 class SchedulingQueue:
@@ -167,9 +124,9 @@ class SchedulingQueue:
 
         # With the QueueSort plugin's sort key, activeQ compares precomputed keys.
         self._active: KeyedHeap[QueuedPod] = (
-            KeyedHeap(_uid, self._active_less)
+            KeyedHeap(entry_uid, self._active_less)
             if sort_key is None
-            else KeyedHeap(_uid, sort_key=lambda qp: (sort_key(qp), qp.sequence))
+            else KeyedHeap(entry_uid, sort_key=lambda qp: (sort_key(qp), qp.sequence))
         )
         self._backoff = BackoffQueue(
             initial=initial_backoff,
@@ -185,7 +142,7 @@ class SchedulingQueue:
         # a pod's events are those after its marker (upstream inFlightEvents).
         self._in_flight: dict[str, QueuedPod] = {}
         self._marker: dict[str, int] = {}
-        self._log: list[str | _Recorded | None] = []
+        self._log: list[str | Recorded | None] = []
         self._log_base = 0
         self._latest: dict[str, Pod] = {}
         self._deleted_in_flight: set[str] = set()
@@ -231,7 +188,7 @@ class SchedulingQueue:
 
     def _hold_gated(self, entry: QueuedPod) -> None:
         entry.was_flushed_from_unschedulable = False
-        self._unschedulable[_uid(entry)] = entry
+        self._unschedulable[entry_uid(entry)] = entry
 
     def _move_to_active(self, entry: QueuedPod, *, from_backoff: bool = False) -> bool:
         """Into activeQ unless PreEnqueue gates it (then into the pool, gated)."""
@@ -242,7 +199,7 @@ class SchedulingQueue:
             return False
         if entry.initial_attempt_timestamp is None:
             entry.initial_attempt_timestamp = self._clock()
-        self._unschedulable.pop(_uid(entry), None)
+        self._unschedulable.pop(entry_uid(entry), None)
         self._active.add_or_update(entry)
         return True
 
@@ -253,16 +210,16 @@ class SchedulingQueue:
             if entry.gated:
                 self._hold_gated(entry)
                 return False
-        self._unschedulable.pop(_uid(entry), None)
+        self._unschedulable.pop(entry_uid(entry), None)
         self._backoff.add(entry)
         return True
 
-    def _requeue(self, entry: QueuedPod, strategy: _Strategy) -> str:
+    def _requeue(self, entry: QueuedPod, strategy: Strategy) -> str:
         """requeueEntityWithQueueingStrategy: where ``entry`` went."""
-        if strategy is _Strategy.SKIP:
-            self._unschedulable[_uid(entry)] = entry
+        if strategy is Strategy.SKIP:
+            self._unschedulable[entry_uid(entry)] = entry
             return GATED if entry.gated else UNSCHEDULABLE
-        if strategy is _Strategy.AFTER_BACKOFF and self._backoff.is_backing_off(
+        if strategy is Strategy.AFTER_BACKOFF and self._backoff.is_backing_off(
             entry, self._now_ns()
         ):
             return BACKOFF if self._move_to_backoff(entry) else GATED
@@ -275,18 +232,18 @@ class SchedulingQueue:
 
     def _worth_requeuing(
         self, entry: QueuedPod, event: ClusterEvent, old: Any, new: Any
-    ) -> _Strategy:
+    ) -> Strategy:
         """isPodWorthRequeuing: ask the hints of the plugins that rejected the pod."""
         pending = entry.pending_plugins
         rejectors = entry.unschedulable_plugins | pending
         if not rejectors:
-            return _Strategy.AFTER_BACKOFF
-        if _is_wildcard(event):
+            return Strategy.AFTER_BACKOFF
+        if is_wildcard(event):
             # A wildcard event naming a pod in ``new`` is meant for that pod only.
-            if new is not None and (not isinstance(new, Pod) or new.uid != _uid(entry)):
-                return _Strategy.SKIP
-            return _Strategy.AFTER_BACKOFF
-        strategy = _Strategy.SKIP
+            if new is not None and (not isinstance(new, Pod) or new.uid != entry_uid(entry)):
+                return Strategy.SKIP
+            return Strategy.AFTER_BACKOFF
+        strategy = Strategy.SKIP
         # In the profile's plugin order, as upstream walks its hint lists.
         for plugin, registrations in self._registrations(entry.pod).items():
             if plugin not in rejectors:
@@ -303,10 +260,10 @@ class SchedulingQueue:
                     if hint is QueueingHint.SKIP:
                         continue
                 if plugin in pending:
-                    return _Strategy.IMMEDIATELY
+                    return Strategy.IMMEDIATELY
                 if not pending:
-                    return _Strategy.AFTER_BACKOFF
-                strategy = _Strategy.AFTER_BACKOFF
+                    return Strategy.AFTER_BACKOFF
+                strategy = Strategy.AFTER_BACKOFF
         return strategy
 
     def _gating_plugin_registered(self, entry: QueuedPod, event: ClusterEvent) -> bool:
@@ -317,44 +274,44 @@ class SchedulingQueue:
         self, entries: Iterable[QueuedPod], event: ClusterEvent, old: Any, new: Any
     ) -> None:
         """moveEntitiesToActiveOrBackoffQueue over a snapshot of pool entries."""
-        wildcard = _is_wildcard(event)
+        wildcard = is_wildcard(event)
         activated = False
         for entry in list(entries):
             if entry.gated and not wildcard and not self._gating_plugin_registered(entry, event):
                 continue
             strategy = self._worth_requeuing(entry, event, old, new)
-            if strategy is _Strategy.SKIP:
+            if strategy is Strategy.SKIP:
                 continue
-            self._unschedulable.pop(_uid(entry), None)
+            self._unschedulable.pop(entry_uid(entry), None)
             if self._wakes_pop(self._requeue(entry, strategy)):
                 activated = True
         if self._in_flight:
-            self._log.append(_Recorded(event, old, new))
+            self._log.append(Recorded(event, old, new))
         if activated:
             self._broadcast()
 
     # ---- in-flight bookkeeping ----------------------------------------------------------
 
-    def _events_since_pop(self, uid: str) -> list[_Recorded] | None:
+    def _events_since_pop(self, uid: str) -> list[Recorded] | None:
         mark = self._marker.get(uid)
         if mark is None:
             return None
         tail = self._log[mark - self._log_base + 1 :]
-        return [item for item in tail if isinstance(item, _Recorded)]
+        return [item for item in tail if isinstance(item, Recorded)]
 
-    def _strategy_for_failed(self, entry: QueuedPod) -> _Strategy:
+    def _strategy_for_failed(self, entry: QueuedPod) -> Strategy:
         """determineSchedulingHintForInFlightPod: replay the events seen in flight."""
         if not entry.unschedulable_plugins and not entry.pending_plugins:
-            return _Strategy.AFTER_BACKOFF
-        events = self._events_since_pop(_uid(entry))
+            return Strategy.AFTER_BACKOFF
+        events = self._events_since_pop(entry_uid(entry))
         if events is None:
-            return _Strategy.AFTER_BACKOFF
-        strategy = _Strategy.SKIP
+            return Strategy.AFTER_BACKOFF
+        strategy = Strategy.SKIP
         for recorded in events:
             found = self._worth_requeuing(entry, recorded.event, recorded.old, recorded.new)
-            if found is _Strategy.IMMEDIATELY:
+            if found is Strategy.IMMEDIATELY:
                 return found
-            if found is _Strategy.AFTER_BACKOFF:
+            if found is Strategy.AFTER_BACKOFF:
                 strategy = found
                 if not entry.pending_plugins:
                     return strategy
@@ -364,7 +321,7 @@ class SchedulingQueue:
         """addEventsIfPodInFlight: whether ``uid`` is in flight."""
         if uid not in self._in_flight:
             return False
-        self._log.extend(_Recorded(event, old, new) for event in events)
+        self._log.extend(Recorded(event, old, new) for event in events)
         return True
 
     # ---- pending pods -------------------------------------------------------------------
@@ -468,7 +425,7 @@ class SchedulingQueue:
             if entry is None and self._pop_from_backoff_q:
                 entry = self._backoff.pop_poppable()
             if entry is not None:
-                if _uid(entry) in self._in_flight:
+                if entry_uid(entry) in self._in_flight:
                     continue  # tracked twice: upstream discards the duplicate
                 self._start_attempt(entry)
                 await anyio.lowlevel.cancel_shielded_checkpoint()
@@ -478,7 +435,7 @@ class SchedulingQueue:
             await self._wakeup.wait()
 
     def _start_attempt(self, entry: QueuedPod) -> None:
-        uid = _uid(entry)
+        uid = entry_uid(entry)
         entry.attempts += 1
         if entry.initial_attempt_timestamp is None:
             entry.initial_attempt_timestamp = self._clock()
@@ -520,7 +477,7 @@ class SchedulingQueue:
         queue already holds, or one deleted while in flight, is left alone.
         """
         entry = self._adopt_failed(qpi)
-        uid = _uid(entry)
+        uid = entry_uid(entry)
         try:
             if uid in self._deleted_in_flight or self._queued(uid) is not None:
                 return
