@@ -13,7 +13,7 @@ from trio.testing import MockClock
 
 pytestmark = pytest.mark.anyio
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "gang_training.py"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "gang_training.py"
 
 
 def load_example() -> ModuleType:
