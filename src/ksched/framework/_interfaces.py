@@ -131,6 +131,9 @@ class NodeToStatus:
     def items(self) -> Iterable[tuple[str, Status]]:
         return self._statuses.items()
 
+    def values(self) -> Iterable[Status]:
+        return self._statuses.values()
+
     def __len__(self) -> int:
         return len(self._statuses)
 

@@ -349,11 +349,22 @@ class FilterRunner(FrameworkBase):
                         status = run_filters_sync(self._filter, state, pod, info)
                     if not status.is_success:
                         found[pos] = status
+                names = table.names
+                statuses.update((names[order[pos]], found[pos]) for pos in sorted(found))
+                rejecting.update(status.plugin for status in found.values())
             else:
-                found.update(self._batch_rejections(state, pod, table, order, rejected, masks))
-            names = table.names
-            statuses.update((names[order[pos]], found[pos]) for pos in sorted(found))
-            rejecting.update(status.plugin for status in found.values())
+                batch_pos, batch_statuses = self._batch_rejections(
+                    state, pod, table, order, rejected, masks
+                )
+                names = table.names
+                if found:  # nominated nodes judged one by one: merge in position order
+                    merged = dict(zip(batch_pos, batch_statuses, strict=True))
+                    merged.update(found)
+                    batch_pos = sorted(merged)
+                    batch_statuses = [merged[pos] for pos in batch_pos]
+                node_names = map(names.__getitem__, order[batch_pos].tolist())
+                statuses.update(zip(node_names, batch_statuses, strict=True))
+                rejecting.update({id(s): s.plugin for s in batch_statuses}.values())
         feasible_rows = order[feasible_pos]
         return FilterOutcome(
             NodeRows(infos, feasible_rows),
@@ -420,10 +431,11 @@ class FilterRunner(FrameworkBase):
         order: IntArray,
         rejected: IntArray,
         masks: Sequence[tuple[PluginCall, BoolArray]],
-    ) -> dict[int, Status]:
+    ) -> tuple[list[int], list[Status]]:
         """Statuses of the ``rejected`` positions when every active Filter has a batch form:
-        each node's first rejecting plugin (in chain order) says why."""
-        found: dict[int, Status] = {}
+        each node's first rejecting plugin (in chain order) says why. Returns the positions
+        in ascending order and their statuses; equal statuses are one shared object."""
+        pieces: list[tuple[IntArray, list[Status]]] = []
         rows = order[rejected]
         undecided = np.ones(len(rows), dtype=np.bool_)
         infos = table.infos
@@ -432,7 +444,7 @@ class FilterRunner(FrameworkBase):
             if not mine.any():
                 continue
             undecided &= ~mine
-            positions, plugin_rows = rejected[mine].tolist(), rows[mine]
+            positions, plugin_rows = rejected[mine], rows[mine]
             statuses_fn = getattr(self.plugins[call.plugin], "filter_batch_statuses", None)
             try:
                 results: Sequence[Status | None] = (
@@ -442,13 +454,26 @@ class FilterRunner(FrameworkBase):
                 )
             except Exception as exc:
                 fault = fault_status(call.plugin, "Filter", exc)
-                return dict.fromkeys(positions, fault)
-            named: dict[int, Status] = {}
-            for pos, status in zip(positions, results, strict=True):
-                if status is None or status.is_success or status.code is Code.SKIP:
-                    continue  # cannot happen for a faithful batch form
-                tagged = named.get(id(status))
-                if tagged is None:
-                    tagged = named[id(status)] = status.with_plugin(call.plugin)
-                found[pos] = tagged
-        return found
+                return positions.tolist(), [fault] * len(positions)
+            # One tagged copy per distinct status object (batch forms share them).
+            ids = list(map(id, results))
+            distinct = dict(zip(ids, results, strict=True))
+            tagged = {
+                key: s.with_plugin(call.plugin)
+                for key, s in distinct.items()
+                if s is not None and not s.is_success and s.code is not Code.SKIP
+            }
+            if len(tagged) != len(distinct):  # a success or skip: not a faithful batch form
+                keep = np.fromiter((key in tagged for key in ids), np.bool_, len(ids))
+                positions = positions[keep]
+                ids = [key for key in ids if key in tagged]
+            pieces.append((positions, list(map(tagged.__getitem__, ids))))
+        if not pieces:
+            return [], []
+        if len(pieces) == 1:
+            positions, statuses = pieces[0]
+            return positions.tolist(), statuses  # already ascending: rejected is sorted
+        all_positions = np.concatenate([p for p, _ in pieces])
+        all_statuses = [s for _, group in pieces for s in group]
+        by_position = np.argsort(all_positions, kind="stable").tolist()
+        return all_positions[by_position].tolist(), [all_statuses[i] for i in by_position]

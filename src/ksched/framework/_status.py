@@ -89,7 +89,9 @@ class Status:
         return ", ".join(self.reasons)
 
     def with_plugin(self, plugin: str) -> Status:
-        return self if self.plugin == plugin else attrs.evolve(self, plugin=plugin)
+        if self.plugin == plugin:
+            return self
+        return Status(self.code, self.reasons, plugin, self.timeout)
 
 
 SUCCESS = Status(Code.SUCCESS)

@@ -34,9 +34,13 @@ class FitError:
             text += f" {self.pre_filter_message}."
         else:
             counts: Counter[str] = Counter()
-            for _, status in self.statuses.items():
-                for reason in status.reasons:
-                    counts[reason] += 1
+            # Nodes share status objects (batch forms make one per distinct verdict):
+            # count objects first, then their reasons.
+            values = self.statuses.values()
+            distinct = {id(s): s for s in values}
+            for key, times in Counter(map(id, values)).items():
+                for reason in distinct[key].reasons:
+                    counts[reason] += times
             absent = self.num_all_nodes - len(self.statuses)
             if absent > 0:
                 for reason in self.statuses.absent.reasons:

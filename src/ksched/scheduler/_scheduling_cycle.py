@@ -256,8 +256,7 @@ class SchedulingCycle(BindingCycle):
             self._next_start_node_index = (self._next_start_node_index + outcome.processed) % len(
                 all_nodes
             )
-        for name, st in outcome.statuses.items():
-            statuses.set(name, st)
+        statuses.update(outcome.statuses.items())
         if report is not None:
             report.evaluated = [i.name for i in outcome.feasible] + [
                 n for n, _ in outcome.statuses.items()
