@@ -117,6 +117,9 @@ class FrameworkBase:
         self._pre_bind = calls("preBind", "pre_bind")
         self._bind = calls("bind", "bind")
         self._post_bind = calls("postBind", "post_bind")
+        self._with_nominated: dict[str, tuple[NodeInfo, int, tuple[PodInfo, ...], NodeInfo]] = {}
+        """Per node: the node with its nominated pods added, kept while the node's info,
+        its generation and the nominated pods are the same objects (a filter reads it)."""
         self.batch = self._opportunistic_batch()
         """The profile's opportunistic batching, or None when a plugin cannot sign pods."""
 

@@ -30,6 +30,8 @@ from ._types import NodeInfo, PodInfo
 
 __all__ = ["FilterRunner"]
 
+_WITH_NOMINATED_LIMIT = 10_000
+
 
 class FilterRunner(FrameworkBase):
     """Filter: one node, with nominated pods, and the search for feasible nodes."""
@@ -75,19 +77,43 @@ class FilterRunner(FrameworkBase):
         None when no such pod is nominated here; a Status when an AddPod extension failed.
         # framework.go addGENominatedPods
         """
-        candidates = [
+        candidates = tuple(
             p for p in nominated if p.pod.priority >= pod.priority and p.pod.uid != pod.uid
-        ]
+        )
         if not candidates:
             return None
-        state_with = state.clone()
+        if self._extensions_for(state):
+            state_with = state.clone()
+            info_with = node_info.clone()
+            for p in candidates:
+                info_with.add_pod(p)
+                status = self.run_pre_filter_extension_add_pod(state_with, pod, p, info_with)
+                if not status.is_success:
+                    return status
+            return state_with, info_with
+        # No AddPod extension runs: the state is not changed, and the node with these
+        # nominated pods is the same for every pod that sees them.
+        kept = self._with_nominated.get(node_info.name)
+        if (
+            kept is not None
+            and kept[0] is node_info
+            and kept[1] == node_info.generation
+            and len(kept[2]) == len(candidates)
+            and all(a is b for a, b in zip(kept[2], candidates, strict=True))
+        ):
+            return state, kept[3]
         info_with = node_info.clone()
         for p in candidates:
             info_with.add_pod(p)
-            status = self.run_pre_filter_extension_add_pod(state_with, pod, p, info_with)
-            if not status.is_success:
-                return status
-        return state_with, info_with
+        if len(self._with_nominated) >= _WITH_NOMINATED_LIMIT:
+            self._with_nominated.clear()
+        self._with_nominated[node_info.name] = (
+            node_info,
+            node_info.generation,
+            candidates,
+            info_with,
+        )
+        return state, info_with
 
     async def run_filter_with_nominated_pods(
         self,
