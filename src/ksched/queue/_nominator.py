@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import KeysView
 
 import attrs
@@ -82,6 +83,8 @@ class Nominator:
         return list(self._by_node.get(node_name, ()))
 
 
+@functools.lru_cache(maxsize=4096)
 def bare_pod_info(ref: PodRef) -> PodInfo:
-    """What upstream hands out for a nominated pod no longer in the queue: name only."""
+    """What upstream hands out for a nominated pod no longer in the queue: name only
+    (one object per pod, so callers may compare them by identity)."""
     return PodInfo.of(Pod(metadata=ObjectMeta(name=ref.name, namespace=ref.namespace, uid=ref.uid)))

@@ -55,6 +55,7 @@ from ._dry_run import (
     order_reads_now,
 )
 from ._pdb import disruptions_allowed, filter_pods_with_pdb_violation
+from ._visit_cache import VisitCache, preemptor_key
 
 __all__ = ["DefaultPreemption"]
 
@@ -90,6 +91,7 @@ class DefaultPreemption:
             tuple[str, int, tuple[tuple[str, int], ...]], tuple[NodeInfo, int, tuple[int, ...]]
         ] = {}
         self._victims_cache: dict[str, VictimsEntry] = {}
+        self._visit_cache = VisitCache()
 
     @classmethod
     def new(cls, args: Mapping[str, Any] | None, handle: Handle) -> DefaultPreemption:
@@ -258,10 +260,45 @@ class DefaultPreemption:
                         return outcome
             return await self._dry_run_node(state, pod, node, pdbs, ctx)
 
+        # The arithmetic path, inline: outcomes kept per node between preemptors.
+        by_fit = bound is not None and ctx.node_checks is not None and not ctx.waits
+        cache = self._visit_cache
+        key = preemptor_key(pod, bound.request, bound.scalars) if bound is not None else None
+        now = self.handle.now()
+
+        def visit_by_fit(node: NodeInfo) -> tuple[Candidate | None, Status | None] | None:
+            """The node's outcome by the Fit comparisons; None: judge it by the Filters."""
+            assert bound is not None and ctx.node_checks is not None
+            nominated = nominated_for(node.name)
+            own = any(p.pod.uid == pod.uid for p in nominated) if nominated else False
+            kept = cache.get(node, nominated, own, key, pdbs, now)
+            if kept is not None:
+                return kept
+            base = bound.with_nominated(pod, self._remaining(bound, node, priority), nominated)
+            outcome: tuple[Candidate | None, Status | None] | None
+            if bound.lacks_room_at(node, base):
+                outcome = None, None
+            else:
+                outcome = self._dry_run_by_fit(state, pod, node, pdbs, bound, ctx.node_checks, base)
+                if outcome is None:
+                    return None
+            lower = (p for p in node.pods if p.pod.priority < priority)
+            reads_now = outcome != (None, None) and order_reads_now(lower)
+            cache.put(node, nominated, own, key, pdbs, now if reads_now else None, outcome)
+            return outcome
+
         visited = await self._visit_in_parallel(visit, n, num_candidates) if ctx.waits else None
         for i in range(n):
             node = potential_nodes[(offset + i) % n]
-            if visited is None:
+            candidate: Candidate | None
+            status: Status | None
+            if by_fit:
+                found = visit_by_fit(node)
+                if found is None:
+                    candidate, status = await self._dry_run_node(state, pod, node, pdbs, ctx)
+                else:
+                    candidate, status = found
+            elif visited is None:
                 candidate, status = await visit(i)
             elif i in visited:
                 candidate, status = visited[i]
