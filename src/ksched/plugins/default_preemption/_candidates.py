@@ -95,42 +95,63 @@ def earliest_start_of_highest_priority(pods: Sequence[Pod], now: float) -> float
 # ---- choosing a node ---------------------------------------------------------------------
 
 
+def _rank(victims: Victims) -> tuple[int, int, int, int, float, bool]:
+    """What pickOneNodeForPreemption compares, but the clock: (-PDB violations,
+    -highest victim priority, -sum of priorities, -victims, the earliest start among the
+    highest-priority victims that started, whether one of them has not started)."""
+    pods = victims.pods
+    offset = _MAX_INT32 + 1
+    total = 0
+    top = pods[0].priority
+    earliest = math.inf
+    unstarted = False
+    for pod in pods:
+        priority = pod.priority
+        total += priority + offset
+        start = pod.status.start_time
+        if priority > top:
+            top, earliest, unstarted = priority, math.inf, False
+        if priority == top:
+            if start is None:
+                unstarted = True
+            elif start < earliest:
+                earliest = start
+    return -victims.num_pdb_violations, -pods[0].priority, -total, -len(pods), earliest, unstarted
+
+
+_RANKS: dict[int, tuple[Victims, tuple[int, int, int, int, float, bool]]] = {}
+"""Ranks by Victims object (dry-run outcomes are kept between preemptors, and so are
+their victims): computed once per object."""
+
+
+def _rank_of(victims: Victims) -> tuple[int, int, int, int, float, bool]:
+    kept = _RANKS.get(id(victims))
+    if kept is not None and kept[0] is victims:
+        return kept[1]
+    rank = _rank(victims)
+    if len(_RANKS) >= 50_000:
+        _RANKS.clear()
+    _RANKS[id(victims)] = (victims, rank)
+    return rank
+
+
 def pick_one_node_for_preemption(candidates: Sequence[Candidate], now: float) -> str:
     """The best node, by upstream's criteria in order; ties go to the first candidate.
 
     Fewest PDB violations, lowest highest-victim priority, lowest sum of priorities,
-    fewest victims, latest start of the highest-priority victims.
+    fewest victims, latest start of the highest-priority victims (a pod that has not
+    started counts as starting now).
     """
-    if not candidates:
-        return ""
-    by_name = {c.name: c.victims for c in candidates}
     # Filtering by each criterion in turn keeps, after the k-th, the nodes whose first k
     # scores are the lexicographic maximum: the answer is the first node (in candidate
     # order) with the greatest score tuple, found in one pass.
     best_name = ""
     best_key: tuple[float, ...] = ()
-    offset = _MAX_INT32 + 1
     for c in candidates:
-        victims = by_name[c.name]
-        first = -victims.num_pdb_violations
-        if best_key and first < best_key[0]:
-            continue
-        pods = victims.pods
-        # The highest victim priority, the sum, and the earliest start among the pods
-        # of the highest priority (GetEarliestPodStartTime), in one pass.
-        total = 0
-        top = pods[0].priority
-        earliest = math.inf
-        for pod in pods:
-            priority = pod.priority
-            total += priority + offset
-            start = pod.status.start_time
-            start = now if start is None else start
-            if priority > top:
-                top, earliest = priority, start
-            elif priority == top and start < earliest:
-                earliest = start
-        key = (first, -pods[0].priority, -total, -len(pods), earliest)
+        first, top, total, count, earliest, unstarted = _rank_of(c.victims)
+        if unstarted and now < earliest:
+            earliest = now
+        key = (first, top, total, count, earliest)
         if not best_key or key > best_key:
             best_name, best_key = c.name, key
     return best_name

@@ -194,7 +194,12 @@ class DefaultPreemption:
         if not all_nodes:
             return [], None, MSG_NO_NODES
         unschedulable = Code.UNSCHEDULABLE
-        if statuses.absent.code is unschedulable:
+        codes = {s.code for s in {id(s): s for s in statuses.values()}.values()}
+        if codes == {unschedulable} and (
+            len(statuses) == len(all_nodes) or statuses.absent.code is unschedulable
+        ):
+            potential = list(all_nodes)  # every node merely Unschedulable (statuses share)
+        elif statuses.absent.code is unschedulable:
             potential = [i for i in all_nodes if statuses.get(i.name).code is unschedulable]
         else:
             names = {name for name, status in statuses.items() if status.code is unschedulable}
