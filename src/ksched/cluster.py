@@ -16,9 +16,14 @@ import attrs
 
 from ._errors import NotFoundError
 from .api import (
+    CSIDriver,
+    CSINode,
+    CSIStorageCapacity,
     KubeObject,
     Namespace,
     Node,
+    PersistentVolume,
+    PersistentVolumeClaim,
     Pod,
     PodDisruptionBudget,
     PodGroup,
@@ -27,6 +32,7 @@ from .api import (
     ReplicationController,
     Service,
     StatefulSet,
+    StorageClass,
 )
 
 __all__ = ["ClusterListener", "ClusterStore", "InMemoryCluster"]
@@ -45,6 +51,12 @@ _KINDS: dict[type, str] = {
     ReplicationController: "ReplicationController",
     ReplicaSet: "ReplicaSet",
     StatefulSet: "StatefulSet",
+    PersistentVolume: "PersistentVolume",
+    PersistentVolumeClaim: "PersistentVolumeClaim",
+    StorageClass: "StorageClass",
+    CSINode: "CSINode",
+    CSIDriver: "CSIDriver",
+    CSIStorageCapacity: "CSIStorageCapacity",
 }
 
 
@@ -155,6 +167,30 @@ class InMemoryCluster:
 
     def priority_classes(self) -> list[PriorityClass]:
         return self.objects("PriorityClass")
+
+    # storage: the volume plugins' listers
+    def get_pvc(self, namespace: str, name: str) -> PersistentVolumeClaim | None:
+        pvc: PersistentVolumeClaim | None = self.get("PersistentVolumeClaim", f"{namespace}/{name}")
+        return pvc
+
+    def get_pv(self, name: str) -> PersistentVolume | None:
+        pv: PersistentVolume | None = self.get("PersistentVolume", name)
+        return pv
+
+    def get_storage_class(self, name: str) -> StorageClass | None:
+        sc: StorageClass | None = self.get("StorageClass", name)
+        return sc
+
+    def get_csi_node(self, name: str) -> CSINode | None:
+        csi_node: CSINode | None = self.get("CSINode", name)
+        return csi_node
+
+    def get_csi_driver(self, name: str) -> CSIDriver | None:
+        driver: CSIDriver | None = self.get("CSIDriver", name)
+        return driver
+
+    def csi_storage_capacities(self) -> list[CSIStorageCapacity]:
+        return self.objects("CSIStorageCapacity")
 
     # ---- writing ------------------------------------------------------------------
 
