@@ -19,7 +19,7 @@ import anyio.abc
 import attrs
 import numpy as np
 
-from ._diagnosis import AttemptReport, FitError, SchedulingEvent
+from ._diagnosis import AttemptReport, FitError, SchedulingEvent, plugin_decisions
 from ._errors import SchedulerClosedError
 from ._profiles import Registry, build_framework
 from .api import Node, Pod
@@ -498,7 +498,10 @@ class Scheduler:
         self.cache.assume_pod(assumed)
         self.queue.delete_nominated_pod_if_exists(pod)
         try:
-            return await self._reserve_and_permit(fw, state, pod, assumed, node_name)
+            done = await self._reserve_and_permit(fw, state, pod, assumed, node_name)
+            if report is not None and not isinstance(done, _Failure):
+                report.decisions.update(plugin_decisions(fw.plugins.values(), state, node_name))
+            return done
         except BaseException:
             with anyio.CancelScope(shield=True):
                 if (

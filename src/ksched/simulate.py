@@ -499,6 +499,8 @@ def _explain(report: AttemptReport, weights: Mapping[str, int]) -> dict[str, Any
     if report.scores:
         out["weights"] = {plugin: weights.get(plugin, 1) for plugin in report.scores}
     out["selected"] = report.selected
+    if report.decisions:
+        out["decisions"] = report.decisions
     if report.hinted:
         out["hinted"] = True
     return out
@@ -676,6 +678,11 @@ def _compare_explain(expect: Mapping[str, Any], explain: Mapping[str, Any]) -> N
             raise Mismatch(
                 f"explain.{key}.selected: expected {want['selected']!r}, "
                 f"got {got.get('selected')!r}"
+            )
+        if "decisions" in want and want["decisions"] != got.get("decisions"):
+            raise Mismatch(
+                f"explain.{key}.decisions: expected {want['decisions']!r}, "
+                f"got {got.get('decisions')!r}"
             )
 
 

@@ -188,10 +188,18 @@ class VolumeBinding:
         if volumes is not None:
             self.binder.revert(volumes)
 
-    def chosen_volumes(self, state: CycleState, node_name: str) -> PodVolumes | None:
-        """The PVs and provisions chosen for the pod on ``node_name`` this attempt."""
+    def explain_decision(self, state: CycleState, node_name: str) -> dict[str, Any] | None:
+        """For ``--explain``: claim -> chosen PV, and the claims to provision on the node."""
         data: _State | None = state.get(STATE_KEY)
-        return None if data is None else data.by_node.get(node_name)
+        volumes = None if data is None else data.by_node.get(node_name)
+        if volumes is None:
+            return None
+        out: dict[str, Any] = {}
+        if volumes.static_bindings:
+            out["bind"] = {b.pvc.key: b.pv.name for b in volumes.static_bindings}
+        if volumes.dynamic_provisions:
+            out["provision"] = [pvc.key for pvc in volumes.dynamic_provisions]
+        return out or None
 
     async def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         data: _State | None = state.get(STATE_KEY)
