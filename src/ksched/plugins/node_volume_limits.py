@@ -65,7 +65,11 @@ class _LookupError(Exception):
 def _in_tree(source: Volume | PersistentVolume) -> tuple[str, str] | None:
     """(in-tree plugin, CSI volume handle) of a migratable in-tree source."""
     if source.aws_elastic_block_store is not None:
-        return AWS_EBS, source.aws_elastic_block_store.volume_id
+        # KubernetesVolumeIDToEBSVolumeID: aws://zone/vol-id names the volume vol-id.
+        volume_id = source.aws_elastic_block_store.volume_id
+        if volume_id.startswith("aws://"):
+            volume_id = volume_id.removeprefix("aws://").partition("/")[2].strip("/")
+        return AWS_EBS, volume_id
     if source.gce_persistent_disk is not None:
         disk = source.gce_persistent_disk.pd_name
         return GCE_PD, f"projects/UNSPECIFIED/zones/UNSPECIFIED/disks/{disk}"

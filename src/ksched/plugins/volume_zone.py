@@ -158,7 +158,10 @@ class VolumeZone:
     def events_to_register(self) -> list[ClusterEventWithHint]:
         add_update = ActionType.ADD | ActionType.UPDATE
         return [
-            ClusterEventWithHint(ClusterEvent(EventResource.STORAGE_CLASS, ActionType.ADD)),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.STORAGE_CLASS, ActionType.ADD),
+                self.is_schedulable_after_storage_class_added,
+            ),
             ClusterEventWithHint(
                 ClusterEvent(
                     EventResource.NODE,
@@ -169,7 +172,10 @@ class VolumeZone:
                 ClusterEvent(EventResource.PERSISTENT_VOLUME_CLAIM, add_update),
                 self.is_schedulable_after_pvc_change,
             ),
-            ClusterEventWithHint(ClusterEvent(EventResource.PERSISTENT_VOLUME, add_update)),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.PERSISTENT_VOLUME, add_update),
+                self.is_schedulable_after_pv_change,
+            ),
         ]
 
     def is_schedulable_after_pvc_change(self, pod: Pod, old: Any, new: Any) -> QueueingHint:
@@ -178,5 +184,22 @@ class VolumeZone:
             return QueueingHint.SKIP
         for v in pod.spec.volumes:
             if v.persistent_volume_claim and v.persistent_volume_claim.claim_name == new.name:
+                return QueueingHint.QUEUE
+        return QueueingHint.SKIP
+
+    def is_schedulable_after_storage_class_added(
+        self, pod: Pod, old: Any, new: Any
+    ) -> QueueingHint:
+        """Only a WaitForFirstConsumer class lets an unbound claim through."""
+        if new is not None and new.volume_binding_mode == "WaitForFirstConsumer":
+            return QueueingHint.QUEUE
+        return QueueingHint.SKIP
+
+    def is_schedulable_after_pv_change(self, pod: Pod, old: Any, new: Any) -> QueueingHint:
+        """Queue for a new PV, or one whose zone or region labels changed."""
+        if old is None or new is None:
+            return QueueingHint.QUEUE
+        for key in TOPOLOGY_LABELS:
+            if old.metadata.labels.get(key) != new.metadata.labels.get(key):
                 return QueueingHint.QUEUE
         return QueueingHint.SKIP
