@@ -49,6 +49,7 @@ from ._selectors import NodeSelectorTerm as NodeSelectorTerm
 from ._selectors import compile_requirements as compile_requirements
 from ._storage import ANN_BIND_COMPLETED as ANN_BIND_COMPLETED
 from ._storage import ANN_BOUND_BY_CONTROLLER as ANN_BOUND_BY_CONTROLLER
+from ._storage import ANN_MIGRATED_PLUGINS as ANN_MIGRATED_PLUGINS
 from ._storage import ANN_SELECTED_NODE as ANN_SELECTED_NODE
 from ._storage import ANN_STORAGE_CLASS as ANN_STORAGE_CLASS
 from ._storage import ClaimRef as ClaimRef
@@ -65,6 +66,7 @@ from ._storage import csi_attach_limit_key as csi_attach_limit_key
 from ._storage import ephemeral_claim_name as ephemeral_claim_name
 from ._storage import ephemeral_claim_owner_error as ephemeral_claim_owner_error
 from ._storage import pod_claim_names as pod_claim_names
+from ._storage import stateful_set_claim_name as stateful_set_claim_name
 from ._storage import volume_class as volume_class
 from ._volume import AWSElasticBlockStoreVolumeSource as AWSElasticBlockStoreVolumeSource
 from ._volume import AzureDiskVolumeSource as AzureDiskVolumeSource
@@ -80,6 +82,7 @@ from ._volume import Volume as Volume
 __all__ = [
     "ANN_BIND_COMPLETED",
     "ANN_BOUND_BY_CONTROLLER",
+    "ANN_MIGRATED_PLUGINS",
     "ANN_SELECTED_NODE",
     "ANN_STORAGE_CLASS",
     "DEFAULT_MEMORY_REQUEST",
@@ -153,5 +156,6 @@ __all__ = [
     "pod_requests",
     "quantity_value",
     "read_object",
+    "stateful_set_claim_name",
     "volume_class",
 ]

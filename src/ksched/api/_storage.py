@@ -27,6 +27,7 @@ from ._volume import (
 __all__ = [
     "ANN_BIND_COMPLETED",
     "ANN_BOUND_BY_CONTROLLER",
+    "ANN_MIGRATED_PLUGINS",
     "ANN_SELECTED_NODE",
     "ANN_STORAGE_CLASS",
     "CSIDriver",
@@ -43,6 +44,7 @@ __all__ = [
     "ephemeral_claim_name",
     "ephemeral_claim_owner_error",
     "pod_claim_names",
+    "stateful_set_claim_name",
     "volume_class",
 ]
 
@@ -235,6 +237,15 @@ def pod_claim_names(pod: Pod) -> list[tuple[str, bool]]:
         elif vol.ephemeral is not None:
             out.append((ephemeral_claim_name(pod, vol), True))
     return out
+
+
+def stateful_set_claim_name(template: str, stateful_set: str, ordinal: int) -> str:
+    """The claim a StatefulSet's ``volumeClaimTemplates`` entry makes for a replica.
+
+    The controller that creates these claims is not part of ksched yet: scenarios give the
+    claims, named this way, next to the pods.
+    """
+    return f"{template}-{stateful_set}-{ordinal}"
 
 
 def csi_attach_limit_key(driver: str) -> str:
