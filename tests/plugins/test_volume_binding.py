@@ -523,3 +523,29 @@ async def test_pod_waiting_for_a_volume_is_retried_when_one_appears() -> None:
         bound = await cluster.wait_bound("default/pod-a", timeout=5)
         assert bound.spec.node_name == "n1"
         assert scheduler.records  # one pod, two attempts
+
+
+def test_a_changed_cluster_object_wins_over_the_assumed_one() -> None:
+    # assume_cache.go: an informer update newer than the assumed object replaces it.
+    objects = [
+        pvc("pvc-a", storage_class=WAIT, request=GI),
+        local_pv("pv-a", WAIT, 2 * GI, "node-a"),
+    ]
+    handle = FakeHandle([*CLASSES, *objects])
+    pl = VolumeBinding.new(None, handle)  # type: ignore[arg-type]
+    n = node("node-a")
+    info = NodeInfo(node=n, name=n.name)
+    state = CycleState()
+    pl.pre_filter(state, pod_with("pvc-a"), [info])
+    pl.filter(state, pod_with("pvc-a"), info)
+    pl.reserve(state, pod_with("pvc-a"), "node-a")
+    assumed = pl.binder.get_pv("pv-a")
+    assert assumed is not None and assumed.claim_ref is not None
+    assert [p.claim_ref for p in pl.binder.list_pvs(WAIT)] == [assumed.claim_ref]
+    relabelled = attrs.evolve(
+        local_pv("pv-a", WAIT, 2 * GI, "node-a"),
+        metadata=ObjectMeta(name="pv-a", namespace="", labels={"new": "yes"}),
+    )
+    handle.cluster.apply(relabelled)
+    assert pl.binder.get_pv("pv-a") is relabelled
+    assert pl.binder.list_pvs(WAIT) == [relabelled]

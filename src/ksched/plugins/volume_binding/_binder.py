@@ -166,37 +166,51 @@ def local_pv_node_names(pv: PersistentVolume) -> set[str] | None:
 class VolumeBinder:
     """SchedulerVolumeBinder over a cluster store, with an assume cache for PVs and PVCs.
 
-    Assumed objects shadow the cluster's until the cluster reports a change of the same
-    object (then the cluster's version wins, as upstream's assume cache keeps the newer).
+    An assumed object shadows the cluster's object it was made from, and only that one: once
+    the cluster holds a different object under the name (it changed), the assumed version
+    is dropped, as upstream's assume cache lets a newer informer version win.
     """
 
     def __init__(self, cluster: Any) -> None:
         self.cluster = cluster
-        self.assumed_pvs: dict[str, PersistentVolume] = {}
-        self.assumed_pvcs: dict[str, PersistentVolumeClaim] = {}
+        self._pvs: dict[str, tuple[PersistentVolume | None, PersistentVolume]] = {}
+        self._pvcs: dict[str, tuple[PersistentVolumeClaim | None, PersistentVolumeClaim]] = {}
 
     # ---- the assume cache --------------------------------------------------------
 
-    def forget_changed(self, kind: str, old: Any, new: Any) -> None:
-        """A cluster change of a PV or PVC drops its assumed version."""
-        obj = new if new is not None else old
-        if kind == "PersistentVolume":
-            self.assumed_pvs.pop(obj.name, None)
-        elif kind == "PersistentVolumeClaim":
-            self.assumed_pvcs.pop(obj.key, None)
-
     def get_pv(self, name: str) -> PersistentVolume | None:
-        assumed = self.assumed_pvs.get(name)
-        return assumed if assumed is not None else self.cluster.get_pv(name)
+        current: PersistentVolume | None = self.cluster.get_pv(name)
+        entry = self._pvs.get(name)
+        if entry is None:
+            return current
+        if entry[0] is not current:
+            del self._pvs[name]
+            return current
+        return entry[1]
 
     def get_pvc(self, namespace: str, name: str) -> PersistentVolumeClaim | None:
-        assumed = self.assumed_pvcs.get(f"{namespace}/{name}")
-        return assumed if assumed is not None else self.cluster.get_pvc(namespace, name)
+        current: PersistentVolumeClaim | None = self.cluster.get_pvc(namespace, name)
+        key = f"{namespace}/{name}"
+        entry = self._pvcs.get(key)
+        if entry is None:
+            return current
+        if entry[0] is not current:
+            del self._pvcs[key]
+            return current
+        return entry[1]
+
+    def assume_pv(self, pv: PersistentVolume) -> None:
+        self._pvs[pv.name] = (self.cluster.get_pv(pv.name), pv)
+
+    def assume_pvc(self, pvc: PersistentVolumeClaim) -> None:
+        self._pvcs[pvc.key] = (self.cluster.get_pvc(pvc.namespace, pvc.name), pvc)
 
     def list_pvs(self, storage_class: str) -> list[PersistentVolume]:
         out = []
         for pv in self.cluster.objects("PersistentVolume"):
-            pv = self.assumed_pvs.get(pv.name, pv)
+            entry = self._pvs.get(pv.name)
+            if entry is not None and entry[0] is pv:
+                pv = entry[1]
             if volume_class(pv) == storage_class:
                 out.append(pv)
         return out
@@ -379,13 +393,13 @@ class VolumeBinder:
         for binding in volumes.static_bindings:
             pv = bind_volume_to_claim(binding.pv, binding.pvc)
             if pv is not binding.pv:
-                self.assumed_pvs[pv.name] = pv
+                self.assume_pv(pv)
             bindings.append(BindingInfo(binding.pvc, pv))
         provisions = []
         for pvc in volumes.dynamic_provisions:
             annotations = {**pvc.metadata.annotations, ANN_SELECTED_NODE: node_name}
             marked = attrs.evolve(pvc, metadata=attrs.evolve(pvc.metadata, annotations=annotations))
-            self.assumed_pvcs[marked.key] = marked
+            self.assume_pvc(marked)
             provisions.append(marked)
         volumes.static_bindings = bindings
         volumes.dynamic_provisions = provisions
@@ -394,9 +408,9 @@ class VolumeBinder:
     def revert(self, volumes: PodVolumes) -> None:
         """RevertAssumedPodVolumes."""
         for binding in volumes.static_bindings:
-            self.assumed_pvs.pop(binding.pv.name, None)
+            self._pvs.pop(binding.pv.name, None)
         for pvc in volumes.dynamic_provisions:
-            self.assumed_pvcs.pop(pvc.key, None)
+            self._pvcs.pop(pvc.key, None)
 
     def all_bound(self, pod: Pod) -> bool:
         for name, _ in pod_claim_names(pod):

@@ -67,14 +67,10 @@ class VolumeBinding:
         self._cluster: Any = handle.cluster
         self.binder = VolumeBinder(self._cluster)
         self._scorer = build_scorer(args.shape) if args.shape else None
-        self._cluster.subscribe(self._on_change)
 
     @classmethod
     def new(cls, args: Mapping[str, Any] | None, handle: Handle) -> VolumeBinding:
         return cls(parse_plugin_args(VolumeBindingArgs, args, plugin=NAME), handle)
-
-    def _on_change(self, kind: str, old: Any, new: Any) -> None:
-        self.binder.forget_changed(kind, old, new)
 
     def sign_pod(self, pod: Pod) -> Sequence[SignFragment]:
         return ((VOLUMES, volumes_signer(pod)),)
