@@ -102,6 +102,8 @@ _UNSIGNED_VOLUMES = frozenset({"configMap", "secret"})
 def volumes_signer(pod: Pod) -> object:
     """The pod's volume sources but configMap and secret ones (specific to each pod, and
     of no matter to scheduling), sorted."""
+    if not pod.spec.volumes:
+        return ()
     return tuple(
         sorted(
             repr(attrs.astuple(v, recurse=False)[1:])

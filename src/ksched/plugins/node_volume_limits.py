@@ -42,6 +42,8 @@ from ksched.framework import (
 
 __all__ = ["ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED", "IN_TREE_DRIVERS", "NodeVolumeLimits"]
 
+_SKIP: Final = Status(Code.SKIP)
+
 NAME: Final = "NodeVolumeLimits"
 ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED: Final = "node(s) exceed max volume count"
 ATTACHABLE_PREFIX = "attachable-volumes-"
@@ -113,9 +115,11 @@ class NodeVolumeLimits:
         return ((VOLUMES, volumes_signer(pod)),)
 
     def pre_filter(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
+        if not pod.spec.volumes:
+            return _SKIP
         if any(_counts_volume(v) for v in pod.spec.volumes):
             return None
-        return Status(Code.SKIP)
+        return _SKIP
 
     def pre_filter_extensions(self) -> None:
         return None

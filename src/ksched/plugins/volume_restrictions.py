@@ -31,6 +31,8 @@ from ksched.framework import (
 
 __all__ = ["ERR_REASON_DISK_CONFLICT", "ERR_REASON_RWOP_CONFLICT", "VolumeRestrictions"]
 
+_SKIP: Final = Status(Code.SKIP)
+
 NAME: Final = "VolumeRestrictions"
 PRE_FILTER_STATE_KEY: Final = "PreFilter" + NAME
 ERR_REASON_DISK_CONFLICT: Final = "node(s) had no available disk"
@@ -134,6 +136,8 @@ class VolumeRestrictions:
         return len(used)
 
     def pre_filter(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
+        if not pod.spec.volumes:
+            return _SKIP
         needs_check = any(_needs_check(v) for v in pod.spec.volumes)
         rwop: set[str] = set()
         for v in pod.spec.volumes:
@@ -151,7 +155,7 @@ class VolumeRestrictions:
         claims = frozenset(rwop)
         refs = self._used_by_placed_pods(pod.namespace, claims) if claims else 0
         if not needs_check and refs == 0:
-            return Status(Code.SKIP)
+            return _SKIP
         state.write(PRE_FILTER_STATE_KEY, _PreFilterState(claims, refs))
         return None
 

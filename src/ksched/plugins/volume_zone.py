@@ -31,6 +31,8 @@ from ksched.framework import (
 
 __all__ = ["ERR_REASON_CONFLICT", "TOPOLOGY_LABELS", "VolumeZone"]
 
+_SKIP: Final = Status(Code.SKIP)
+
 NAME: Final = "VolumeZone"
 PRE_FILTER_STATE_KEY: Final = "PreFilter" + NAME
 ERR_REASON_CONFLICT: Final = "node(s) had no available volume zone"
@@ -123,11 +125,13 @@ class VolumeZone:
         return tuple(out)
 
     def pre_filter(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
+        if not pod.spec.volumes:
+            return _SKIP
         topologies = self._pv_topologies(pod)
         if isinstance(topologies, Status):
             return topologies
         if not topologies:
-            return Status(Code.SKIP)
+            return _SKIP
         state.write(PRE_FILTER_STATE_KEY, _State(topologies))
         return None
 

@@ -41,6 +41,7 @@ NAME: Final = "VolumeBinding"
 STATE_KEY: Final = NAME
 ERR_UNBOUND_IMMEDIATE: Final = "pod has unbound immediate PersistentVolumeClaims"
 POLL_SECONDS = 1.0
+_SKIP: Final = Status(Code.SKIP)
 
 
 @attrs.define(eq=False)
@@ -54,6 +55,10 @@ class _State:
 
     def clone(self) -> _State:
         return self
+
+
+_NO_CLAIMS: Final = _State(all_bound=True)
+"""The state of every pod without claims (upstream writes an empty stateData); never changed."""
 
 
 class VolumeBinding:
@@ -104,12 +109,15 @@ class VolumeBinding:
     def pre_filter(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
     ) -> Status | PreFilterResult | None:
+        if not pod.spec.volumes:
+            state.write(STATE_KEY, _NO_CLAIMS)
+            return _SKIP
         has_pvc, err = self._claim_error(pod)
         if err is not None:
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (err,))
         if not has_pvc:
-            state.write(STATE_KEY, _State(all_bound=True))
-            return Status(Code.SKIP)
+            state.write(STATE_KEY, _NO_CLAIMS)
+            return _SKIP
         try:
             claims = self.binder.pod_volume_claims(pod)
         except BinderError as exc:
@@ -172,6 +180,8 @@ class VolumeBinding:
         data: _State | None = state.get(STATE_KEY)
         if data is None:
             return Status(Code.ERROR, (f'reading "{STATE_KEY}" from cycleState: not found',))
+        if data is _NO_CLAIMS:
+            return None
         volumes = data.by_node.get(node_name)
         data.all_bound = True if volumes is None else self.binder.assume(pod, node_name, volumes)
         return None
