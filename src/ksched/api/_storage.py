@@ -151,6 +151,8 @@ class StorageClass:
 
 @attrs.frozen(kw_only=True)
 class CSINodeDriver:
+    """A CSI driver on a node; ``allocatable_count`` is its attach limit (None: none)."""
+
     name: str
     node_id: str = ""
     allocatable_count: int | None = None

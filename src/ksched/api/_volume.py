@@ -25,6 +25,8 @@ __all__ = [
 
 @attrs.frozen(kw_only=True)
 class PersistentVolumeClaimVolumeSource:
+    """A volume backed by the claim ``claim_name`` in the pod's namespace."""
+
     claim_name: str
     read_only: bool = False
 
@@ -38,18 +40,24 @@ class EphemeralVolumeSource:
 
 @attrs.frozen(kw_only=True)
 class GCEPersistentDiskVolumeSource:
+    """An in-tree GCE persistent disk (counted by VolumeRestrictions, NodeVolumeLimits)."""
+
     pd_name: str
     read_only: bool = False
 
 
 @attrs.frozen(kw_only=True)
 class AWSElasticBlockStoreVolumeSource:
+    """An in-tree AWS EBS volume (counted by VolumeRestrictions, NodeVolumeLimits)."""
+
     volume_id: str
     read_only: bool = False
 
 
 @attrs.frozen(kw_only=True)
 class AzureDiskVolumeSource:
+    """An in-tree Azure disk (counted by NodeVolumeLimits when migrated to CSI)."""
+
     disk_name: str
     disk_uri: str
     read_only: bool = False
@@ -57,12 +65,16 @@ class AzureDiskVolumeSource:
 
 @attrs.frozen(kw_only=True)
 class CinderVolumeSource:
+    """An in-tree Cinder volume (counted by NodeVolumeLimits when migrated to CSI)."""
+
     volume_id: str
     read_only: bool = False
 
 
 @attrs.frozen(kw_only=True)
 class ISCSIVolumeSource:
+    """An iSCSI disk: one read-write mount per IQN (VolumeRestrictions)."""
+
     target_portal: str
     iqn: str
     lun: int = 0
@@ -71,6 +83,8 @@ class ISCSIVolumeSource:
 
 @attrs.frozen(kw_only=True)
 class RBDVolumeSource:
+    """A Ceph RBD image: one read-write mount per monitors/pool/image (VolumeRestrictions)."""
+
     monitors: tuple[str, ...]
     image: str
     pool: str = "rbd"

@@ -33,6 +33,8 @@ ClassResources = Mapping[str, tuple[int, int]]
 
 @attrs.frozen
 class UtilizationShapePoint:
+    """A point of the score shape: ``utilization`` 0..100 (%) scores ``score`` 0..10."""
+
     utilization: int
     score: int
 
