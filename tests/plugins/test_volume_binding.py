@@ -100,7 +100,9 @@ CASES = [
         pod_with("pvc-a", "pvc-b"),
         ["node-a"],
         None,
-        frozenset({"node-a"}),
+        # Upstream's PreFilter no longer narrows to the local PVs' hostnames (the
+        # GetEligibleNodes shortcut was reverted: node names need not be hostnames).
+        None,
         [None],
         SKIP,
         None,
@@ -549,3 +551,33 @@ def test_a_changed_cluster_object_wins_over_the_assumed_one() -> None:
     handle.cluster.apply(relabelled)
     assert pl.binder.get_pv("pv-a") is relabelled
     assert pl.binder.list_pvs(WAIT) == [relabelled]
+
+
+def test_storage_capacity_scoring_prefers_the_roomier_pool() -> None:
+    # StorageCapacityScoring without static bindings: a provision is scored on the
+    # CSIStorageCapacity that showed room (default shape: 0% -> 10, 100% -> 0, times 10).
+    def capacity(name: str, zone: str, size: int) -> CSIStorageCapacity:
+        return CSIStorageCapacity(
+            metadata=ObjectMeta(name=name),
+            storage_class_name="sc",
+            capacity=size,
+            node_topology=LabelSelector(match_labels={ZONE: zone}),
+        )
+
+    objects = [
+        wffc("sc", "csi.example.com"),
+        CSIDriver(metadata=ObjectMeta(name="csi.example.com", namespace=""), storage_capacity=True),
+        capacity("cap-a", "a", 100 * GI),
+        capacity("cap-b", "b", 50 * GI),
+        pvc("data", storage_class="sc", request=20 * GI),
+    ]
+    shape = [{"utilization": 0, "score": 10}, {"utilization": 100, "score": 0}]
+    pl = plugin(objects, {"shape": shape})
+    infos = [node("na", **{ZONE: "a"}), node("nb", **{ZONE: "b"})]
+    nodes = [NodeInfo(node=n, name=n.name) for n in infos]
+    state = CycleState()
+    pod = pod_with("data")
+    assert pl.pre_filter(state, pod, nodes) is None
+    assert [pl.filter(state, pod, i) for i in nodes] == [None, None]
+    assert pl.pre_score(state, pod, nodes) is None
+    assert [pl.score(state, pod, i) for i in nodes] == [80, 60]

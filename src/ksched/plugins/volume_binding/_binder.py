@@ -4,7 +4,7 @@
 # FindPodVolumes, checkBoundClaims, findMatchingVolumes, checkVolumeProvisions,
 # hasEnoughCapacity, AssumePodVolumes, RevertAssumedPodVolumes), assume_cache.go;
 # component-helpers/storage/volume pv_helpers.go (FindMatchingVolume, CheckNodeAffinity,
-# IsDelayBindingMode, GetBindVolumeToClaim); pkg/scheduler/util GetLocalPersistentVolumeNodeNames.
+# IsDelayBindingMode, GetBindVolumeToClaim).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from ksched.api import (
     ANN_BOUND_BY_CONTROLLER,
     ANN_SELECTED_NODE,
     ClaimRef,
+    CSIStorageCapacity,
     PersistentVolume,
     PersistentVolumeClaim,
     StorageClass,
@@ -47,7 +48,6 @@ ERR_REASON_NOT_ENOUGH_SPACE = "node(s) did not have enough free storage"
 ERR_REASON_PV_NOT_EXIST = (
     "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"
 )
-HOSTNAME_LABEL = "kubernetes.io/hostname"
 NOT_SUPPORTED_PROVISIONER = "kubernetes.io/no-provisioner"
 
 
@@ -93,6 +93,8 @@ class PodVolumes:
 
     static_bindings: list[BindingInfo] = attrs.field(factory=list)
     dynamic_provisions: list[PersistentVolumeClaim] = attrs.field(factory=list)
+    node_capacities: dict[str, CSIStorageCapacity] = attrs.field(factory=dict)
+    """Claim key -> the CSIStorageCapacity that showed room for it (drivers that track it)."""
 
 
 def check_node_affinity(pv: PersistentVolume, node: Node) -> bool:
@@ -146,21 +148,6 @@ def find_matching_volume(
         if smallest is None or smallest.capacity > pv.capacity:
             smallest = pv
     return smallest
-
-
-def local_pv_node_names(pv: PersistentVolume) -> set[str] | None:
-    """GetLocalPersistentVolumeNodeNames: hostnames a PV's required affinity names."""
-    if pv.node_affinity is None:
-        return None
-    result: set[str] = set()
-    for term in pv.node_affinity.terms:
-        nodes: set[str] | None = None
-        for req in term.match_expressions:
-            if req.key == HOSTNAME_LABEL and req.operator == "In":
-                values = set(req.values)
-                nodes = values if nodes is None else nodes & values
-        result |= nodes or set()
-    return result or None
 
 
 class VolumeBinder:
@@ -253,18 +240,6 @@ class VolumeBinder:
             claims.unbound_volumes_delay_binding[cls] = self.list_pvs(cls)
         return claims
 
-    def eligible_nodes(self, bound: list[PersistentVolumeClaim]) -> frozenset[str] | None:
-        """GetEligibleNodes: nodes named by the local PVs of the bound claims (None: all)."""
-        eligible: set[str] | None = None
-        for pvc in bound:
-            pv = self.get_pv(pvc.volume_name)
-            if pv is None:
-                return None
-            names = local_pv_node_names(pv)
-            if names:
-                eligible = set(names) if eligible is None else eligible & names
-        return frozenset(eligible) if eligible is not None else None
-
     # ---- Filter -------------------------------------------------------------------
 
     def find_pod_volumes(
@@ -294,9 +269,11 @@ class VolumeBinder:
                     )
                     to_provision.extend(unmatched)
                 if to_provision:
-                    unbound_ok, storage_ok, volumes.dynamic_provisions = self._check_provisions(
-                        to_provision, node
-                    )
+                    unbound_ok, storage_ok, provisions = self._check_provisions(to_provision, node)
+                    volumes.dynamic_provisions = [pvc for pvc, _ in provisions]
+                    volumes.node_capacities = {
+                        pvc.key: cap for pvc, cap in provisions if cap is not None
+                    }
         reasons = []
         if not bound_ok:
             reasons.append(ERR_REASON_NODE_CONFLICT)
@@ -343,8 +320,8 @@ class VolumeBinder:
 
     def _check_provisions(
         self, claims: list[PersistentVolumeClaim], node: Node
-    ) -> tuple[bool, bool, list[PersistentVolumeClaim]]:
-        provisions: list[PersistentVolumeClaim] = []
+    ) -> tuple[bool, bool, list[tuple[PersistentVolumeClaim, CSIStorageCapacity | None]]]:
+        provisions: list[tuple[PersistentVolumeClaim, CSIStorageCapacity | None]] = []
         for pvc in claims:
             name = claim_class(pvc)
             if not name:
@@ -356,20 +333,22 @@ class VolumeBinder:
                 return False, True, []
             if not sc.allows(node.labels):
                 return False, True, []
-            if not self._has_enough_capacity(sc, pvc, node):
+            sufficient, capacity = self._has_enough_capacity(sc, pvc, node)
+            if not sufficient:
                 return True, False, []
-            provisions.append(pvc)
+            provisions.append((pvc, capacity))
         return True, True, provisions
 
     def _has_enough_capacity(
         self, sc: StorageClass, pvc: PersistentVolumeClaim, node: Node
-    ) -> bool:
-        """hasEnoughCapacity: only for CSI drivers that opt into capacity tracking."""
+    ) -> tuple[bool, CSIStorageCapacity | None]:
+        """hasEnoughCapacity: only for CSI drivers that opt into capacity tracking; the
+        first accessible CSIStorageCapacity of the class with room is returned."""
         if pvc.request is None:
-            return True
+            return True, None
         driver = self.cluster.get_csi_driver(sc.provisioner)
         if driver is None or not driver.storage_capacity:
-            return True
+            return True, None
         for cap in self.cluster.csi_storage_capacities():
             limit = cap.limit()
             if (
@@ -379,8 +358,8 @@ class VolumeBinder:
                 and cap.node_topology is not None
                 and cap.node_topology.matches(node.labels)
             ):
-                return True
-        return False
+                return True, cap
+        return False, None
 
     # ---- Reserve / Unreserve ------------------------------------------------------
 

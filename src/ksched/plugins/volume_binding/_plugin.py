@@ -23,7 +23,6 @@ from ksched.framework import (
     EventResource,
     Handle,
     NodeInfo,
-    PreFilterResult,
     QueueingHint,
     SignFragment,
     Status,
@@ -106,9 +105,7 @@ class VolumeBinding:
                 return True, err
         return has_pvc, None
 
-    def pre_filter(
-        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
-    ) -> Status | PreFilterResult | None:
+    def pre_filter(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
         if not pod.spec.volumes:
             state.write(STATE_KEY, _NO_CLAIMS)
             return _SKIP
@@ -125,8 +122,7 @@ class VolumeBinding:
         if claims.unbound_immediate:
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_UNBOUND_IMMEDIATE,))
         state.write(STATE_KEY, _State(claims=claims))
-        eligible = self.binder.eligible_nodes(claims.bound)
-        return PreFilterResult(eligible) if eligible is not None else None
+        return None
 
     def pre_filter_extensions(self) -> None:
         return None
@@ -149,13 +145,14 @@ class VolumeBinding:
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
         if self._scorer is None:
-            return Status(Code.SKIP)
-        data: _State | None = state.get(STATE_KEY)
-        if data is None:
+            return _SKIP
+        if state.get(STATE_KEY) is None:
             return Status(Code.ERROR, (f'reading "{STATE_KEY}" from cycleState: not found',))
-        return None if data.has_static_bindings else Status(Code.SKIP)
+        return None  # scoring on: static bindings and provisions are both scored
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
+        """Storage utilization per class on the node, on the shape: the PVs a static
+        binding would use, else the CSIStorageCapacity that showed room for provisions."""
         data: _State | None = state.get(STATE_KEY)
         if self._scorer is None or data is None:
             return 0
@@ -163,12 +160,22 @@ class VolumeBinding:
         if volumes is None:
             return 0
         classes: dict[str, tuple[int, int]] = {}
-        for binding in volumes.static_bindings:
-            req, cap = classes.get(binding.storage_class_name, (0, 0))
-            classes[binding.storage_class_name] = (
-                req + binding.requested,
-                cap + binding.capacity,
-            )
+        if volumes.static_bindings:
+            for binding in volumes.static_bindings:
+                req, cap = classes.get(binding.storage_class_name, (0, 0))
+                classes[binding.storage_class_name] = (
+                    req + binding.requested,
+                    cap + binding.capacity,
+                )
+        else:
+            for pvc in volumes.dynamic_provisions:
+                node_capacity = volumes.node_capacities.get(pvc.key)
+                if node_capacity is None:
+                    continue
+                cls = pvc.storage_class_name or ""
+                req, _ = classes.get(cls, (0, 0))
+                # One pool per class on the node: its capacity is set, not summed.
+                classes[cls] = (req + (pvc.request or 0), node_capacity.capacity or 0)
         return self._scorer(classes)
 
     def score_extensions(self) -> None:
