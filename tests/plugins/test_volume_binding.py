@@ -8,7 +8,7 @@ from typing import Any
 import anyio
 import attrs
 import pytest
-from storage_fixtures import GI, FakeHandle, pv, pvc, storage_class
+from storage_fixtures import GI, FakeHandle, csi_node, pv, pvc, storage_class
 
 from ksched import InMemoryCluster, Scheduler
 from ksched.api import (
@@ -16,6 +16,8 @@ from ksched.api import (
     ANN_SELECTED_NODE,
     CSIDriver,
     CSIStorageCapacity,
+    CSIVolumeSource,
+    EphemeralVolumeSource,
     LabelSelector,
     Node,
     NodeSelector,
@@ -24,8 +26,9 @@ from ksched.api import (
     ObjectMeta,
     Pod,
     TopologySelectorTerm,
+    Volume,
 )
-from ksched.framework import Code, CycleState, NodeInfo, PreFilterResult, Status
+from ksched.framework import Code, CycleState, NodeInfo, PreFilterResult, QueueingHint, Status
 from ksched.plugins.volume_binding import (
     ERR_REASON_BIND_CONFLICT,
     ERR_REASON_NODE_CONFLICT,
@@ -39,6 +42,7 @@ from ksched.plugins.volume_binding import (
 from ksched.testing import make_node, make_pod
 
 HOSTNAME = "kubernetes.io/hostname"
+AWS_EBS = "kubernetes.io/aws-ebs"
 WAIT, IMMEDIATE, WAIT_HDD = "wait-sc", "immediate-sc", "wait-hdd-sc"
 CLASSES = [
     storage_class(IMMEDIATE),
@@ -581,3 +585,124 @@ def test_storage_capacity_scoring_prefers_the_roomier_pool() -> None:
     assert [pl.filter(state, pod, i) for i in nodes] == [None, None]
     assert pl.pre_score(state, pod, nodes) is None
     assert [pl.score(state, pod, i) for i in nodes] == [80, 60]
+
+
+# ---- queueing hints (volume_binding.go isSchedulableAfter*) ---------------------------
+
+HINTS = VolumeBinding.new(None, FakeHandle())  # type: ignore[arg-type]
+Q, S = QueueingHint.QUEUE, QueueingHint.SKIP
+
+
+def ephemeral_pod(volume: str) -> Pod:
+    src = EphemeralVolumeSource()
+    return make_pod("pod-a").volume(Volume(name=volume, kind="ephemeral", ephemeral=src)).obj()
+
+
+@pytest.mark.parametrize(
+    ("pod", "old", "new", "hint"),
+    [
+        pytest.param(pod_with(), None, pvc("pvc-b", storage_class="sc-a"), S, id="pod has no pvcs"),
+        pytest.param(
+            pod_with("pvc-a", "pvc-b"),
+            None,
+            pvc("pvc-b", storage_class="sc-b"),
+            Q,
+            id="pod has a newly added pvc",
+        ),
+        pytest.param(
+            pod_with("pvc-a", "pvc-b"),
+            pvc("pvc-a", storage_class="sc-b"),
+            attrs.evolve(pvc("pvc-a", storage_class="sc-b"), phase="Bound"),
+            Q,
+            id="pod has pvcs with changed status.phase",
+        ),
+        pytest.param(
+            ephemeral_pod("ephemeral-a"),
+            pvc("pod-a-ephemeral-a", storage_class="sc-a"),
+            attrs.evolve(pvc("pod-a-ephemeral-a", storage_class="sc-a"), phase="Bound"),
+            Q,
+            id="pod has ephemeral volume with changed status.phase",
+        ),
+        pytest.param(
+            pod_with("pvc-a"),
+            None,
+            pvc("pvc-a", namespace="other"),
+            S,
+            id="the claim of another namespace",
+        ),
+    ],
+)
+def test_is_schedulable_after_pvc_change(pod: Pod, old: Any, new: Any, hint: QueueingHint) -> None:
+    assert HINTS.is_schedulable_after_pvc_change(pod, old, new) is hint
+
+
+def topology(*hosts: str) -> tuple[TopologySelectorTerm, ...]:
+    return (TopologySelectorTerm(match_label_expressions=((HOSTNAME, hosts),)),)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "hint"),
+    [
+        pytest.param(None, storage_class("sc-a"), Q, id="a new StorageClass"),
+        pytest.param(
+            storage_class("sc-a", allowed_topologies=topology("node1", "node2")),
+            storage_class("sc-a", allowed_topologies=topology("node1", "node3")),
+            Q,
+            id="AllowedTopologies changed",
+        ),
+        pytest.param(
+            storage_class("sc-a", allowed_topologies=topology("node1")),
+            storage_class("sc-a", provisioner="p", allowed_topologies=topology("node1")),
+            S,
+            id="update without AllowedTopologies change",
+        ),
+    ],
+)
+def test_is_schedulable_after_storage_class_change(old: Any, new: Any, hint: QueueingHint) -> None:
+    assert HINTS.is_schedulable_after_storage_class_change(pod_with("pvc-a"), old, new) is hint
+
+
+def cap(limit: int | None = None, max_size: int | None = None) -> CSIStorageCapacity:
+    return CSIStorageCapacity(
+        metadata=ObjectMeta(name="cap-a"),
+        storage_class_name="sc-a",
+        capacity=limit,
+        maximum_volume_size=max_size,
+    )
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "hint"),
+    [
+        pytest.param(None, cap(GI), Q, id="a new CSIStorageCapacity"),
+        pytest.param(cap(GI), cap(2 * GI), Q, id="capacity increased"),
+        pytest.param(cap(2 * GI), cap(GI), S, id="capacity decreased"),
+        pytest.param(cap(None), cap(GI), Q, id="capacity set"),
+        pytest.param(
+            cap(10 * GI, GI),
+            cap(5 * GI, 2 * GI),
+            Q,
+            id="maximumVolumeSize increased, capacity decreased",
+        ),
+        pytest.param(cap(GI, GI), cap(GI, GI), S, id="no change"),
+    ],
+)
+def test_is_schedulable_after_csi_storage_capacity_change(
+    old: Any, new: Any, hint: QueueingHint
+) -> None:
+    assert HINTS.is_schedulable_after_csi_storage_capacity_change(pod_with("p"), old, new) is hint
+
+
+def test_is_schedulable_after_csi_node_and_driver_change() -> None:
+    plain, migrated = csi_node("n", {"d": 1}), csi_node("n", {"d": 1}, migrated=AWS_EBS)
+    assert HINTS.is_schedulable_after_csi_node_change(pod_with("p"), None, plain) is Q
+    assert HINTS.is_schedulable_after_csi_node_change(pod_with("p"), plain, migrated) is Q
+    assert HINTS.is_schedulable_after_csi_node_change(pod_with("p"), plain, plain) is S
+    tracked = CSIDriver(metadata=ObjectMeta(name="d", namespace=""), storage_capacity=True)
+    untracked = attrs.evolve(tracked, storage_capacity=False)
+    inline = (
+        make_pod("p").volume(Volume(name="v", kind="csi", csi=CSIVolumeSource(driver="d"))).obj()
+    )
+    assert HINTS.is_schedulable_after_csi_driver_change(inline, tracked, untracked) is Q
+    assert HINTS.is_schedulable_after_csi_driver_change(inline, untracked, tracked) is S
+    assert HINTS.is_schedulable_after_csi_driver_change(pod_with("p"), tracked, untracked) is S

@@ -241,22 +241,81 @@ class VolumeBinding:
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         add_update = ActionType.ADD | ActionType.UPDATE
-        node_actions = ActionType.ADD | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_TAINT
         return [
-            ClusterEventWithHint(ClusterEvent(EventResource.STORAGE_CLASS, add_update)),
-            ClusterEventWithHint(ClusterEvent(EventResource.PERSISTENT_VOLUME_CLAIM, add_update)),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.STORAGE_CLASS, add_update),
+                self.is_schedulable_after_storage_class_change,
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.PERSISTENT_VOLUME_CLAIM, add_update),
+                self.is_schedulable_after_pvc_change,
+            ),
             ClusterEventWithHint(
                 ClusterEvent(EventResource.PERSISTENT_VOLUME, add_update),
                 self.is_schedulable_after_pv_change,
             ),
-            ClusterEventWithHint(ClusterEvent(EventResource.NODE, node_actions)),
-            ClusterEventWithHint(ClusterEvent(EventResource.CSI_NODE, add_update)),
-            ClusterEventWithHint(ClusterEvent(EventResource.CSI_DRIVER, add_update)),
-            ClusterEventWithHint(ClusterEvent(EventResource.CSI_STORAGE_CAPACITY, add_update)),
+            # Queueing hints are on, so no UpdateNodeTaint workaround for preCheck.
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL)
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.CSI_NODE, add_update),
+                self.is_schedulable_after_csi_node_change,
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.CSI_DRIVER, ActionType.UPDATE),
+                self.is_schedulable_after_csi_driver_change,
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.CSI_STORAGE_CAPACITY, add_update),
+                self.is_schedulable_after_csi_storage_capacity_change,
+            ),
         ]
 
     def is_schedulable_after_pv_change(self, pod: Pod, old: Any, new: Any) -> QueueingHint:
         """A PV appearing or changing matters only to pods using claims."""
         if any(True for _ in pod_claim_names(pod)):
+            return QueueingHint.QUEUE
+        return QueueingHint.SKIP
+
+    def is_schedulable_after_pvc_change(self, pod: Pod, old: Any, new: Any) -> QueueingHint:
+        """Any creation or change of one of the pod's claims (ephemeral ones included)."""
+        if new is None or new.metadata.namespace != pod.namespace:
+            return QueueingHint.SKIP
+        if any(name == new.name for name, _ in pod_claim_names(pod)):
+            return QueueingHint.QUEUE
+        return QueueingHint.SKIP
+
+    def is_schedulable_after_storage_class_change(
+        self, pod: Pod, old: Any, new: Any
+    ) -> QueueingHint:
+        """A new class, or a change of allowedTopologies (the binding mode is immutable)."""
+        if old is None or old.allowed_topologies != new.allowed_topologies:
+            return QueueingHint.QUEUE
+        return QueueingHint.SKIP
+
+    def is_schedulable_after_csi_node_change(self, pod: Pod, old: Any, new: Any) -> QueueingHint:
+        """A new CSINode, or a change of its migrated-plugins annotation."""
+        if old is None or old.migrated_plugins() != new.migrated_plugins():
+            return QueueingHint.QUEUE
+        return QueueingHint.SKIP
+
+    def is_schedulable_after_csi_driver_change(self, pod: Pod, old: Any, new: Any) -> QueueingHint:
+        """A driver of the pod's inline CSI volumes stopped tracking storage capacity."""
+        for v in pod.spec.volumes:
+            if v.csi is None or v.csi.driver != new.name:
+                continue
+            if old.storage_capacity and not new.storage_capacity:
+                return QueueingHint.QUEUE
+        return QueueingHint.SKIP
+
+    def is_schedulable_after_csi_storage_capacity_change(
+        self, pod: Pod, old: Any, new: Any
+    ) -> QueueingHint:
+        """A new CSIStorageCapacity, or a higher volume limit (maximum size, else capacity)."""
+        if old is None:
+            return QueueingHint.QUEUE
+        old_limit, new_limit = old.limit(), new.limit()
+        if new_limit is not None and (old_limit is None or new_limit > old_limit):
             return QueueingHint.QUEUE
         return QueueingHint.SKIP
