@@ -3,6 +3,8 @@ scheduler's handler requeueing a pod only through the plugins that registered th
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import anyio
 import pytest
 from trio.testing import MockClock
@@ -16,6 +18,7 @@ from ksched.api import (
     PersistentVolumeClaim,
 )
 from ksched.framework import ActionType, ClusterEvent, EventResource
+from ksched.simulate import check_scenario
 from ksched.testing import make_node, make_pod
 
 
@@ -77,3 +80,40 @@ async def test_pvc_created_later_requeues_the_pod() -> None:
         bound = await cluster.wait_bound("default/web", timeout=60)
         assert bound.spec.node_name == "n1"
         assert anyio.current_time() - start < 15  # the backoff, not the flush
+
+
+def test_scenario_deletes_cluster_scoped_storage_objects_by_name(tmp_path: Path) -> None:
+    # A PV deleted while a pod waits for it: the pod stays pending; then a new PV binds it.
+    path = tmp_path / "s.yaml"
+    path.write_text(SCENARIO)
+    result = check_scenario(path)
+    assert result.passed, result.detail
+
+
+SCENARIO = """
+apiVersion: ksched/v1alpha1
+kind: Scenario
+metadata: {name: delete-pv}
+objects:
+  - {apiVersion: v1, kind: Node, metadata: {name: n1, labels: {kubernetes.io/hostname: n1}},
+     status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}}
+  - {apiVersion: storage.k8s.io/v1, kind: StorageClass, metadata: {name: local},
+     provisioner: kubernetes.io/no-provisioner, volumeBindingMode: WaitForFirstConsumer}
+  - {apiVersion: v1, kind: PersistentVolume, metadata: {name: pv-small},
+     spec: {capacity: {storage: 1Mi}, accessModes: [ReadWriteOnce], storageClassName: local}}
+  - {apiVersion: v1, kind: PersistentVolumeClaim, metadata: {name: data},
+     spec: {accessModes: [ReadWriteOnce], storageClassName: local,
+            resources: {requests: {storage: 1Gi}}}}
+  - {apiVersion: v1, kind: Pod, metadata: {name: web},
+     spec: {containers: [{name: c}], volumes: [{name: d, persistentVolumeClaim: {claimName: data}}]}}
+steps:
+  - advance: 5s
+  - expect: {placements: {default/web: null}}
+    delete: [{kind: PersistentVolume, name: pv-small}]
+  - create:
+      - {apiVersion: v1, kind: PersistentVolume, metadata: {name: pv-big},
+         spec: {capacity: {storage: 2Gi}, accessModes: [ReadWriteOnce], storageClassName: local}}
+  - advance: 5s
+expect:
+  placements: {default/web: n1}
+"""
