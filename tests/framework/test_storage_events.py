@@ -105,7 +105,8 @@ objects:
      spec: {accessModes: [ReadWriteOnce], storageClassName: local,
             resources: {requests: {storage: 1Gi}}}}
   - {apiVersion: v1, kind: Pod, metadata: {name: web},
-     spec: {containers: [{name: c}], volumes: [{name: d, persistentVolumeClaim: {claimName: data}}]}}
+     spec: {containers: [{name: c}],
+            volumes: [{name: d, persistentVolumeClaim: {claimName: data}}]}}
 steps:
   - advance: 5s
   - expect: {placements: {default/web: null}}
