@@ -22,7 +22,7 @@ from ksched.scheduler import build_framework
 
 
 def test_default_plugins_match_upstream_v1() -> None:
-    # getDefaultPlugins (multiPoint), without the volume and DRA plugins.
+    # getDefaultPlugins (multiPoint), without the DRA plugin.
     assert [(r.name, r.weight) for r in DEFAULT_PLUGINS.enabled] == [
         ("SchedulingGates", 0),
         ("PrioritySort", 0),
@@ -32,6 +32,10 @@ def test_default_plugins_match_upstream_v1() -> None:
         ("NodeAffinity", 2),
         ("NodePorts", 0),
         ("NodeResourcesFit", 1),
+        ("VolumeRestrictions", 0),
+        ("NodeVolumeLimits", 0),
+        ("VolumeBinding", 0),
+        ("VolumeZone", 0),
         ("PodTopologySpread", 2),
         ("InterPodAffinity", 2),
         ("DefaultPreemption", 0),

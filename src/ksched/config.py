@@ -69,6 +69,10 @@ DEFAULT_PLUGINS = PluginSet(
         PluginRef("NodeAffinity", 2),
         PluginRef("NodePorts"),
         PluginRef("NodeResourcesFit", 1),
+        PluginRef("VolumeRestrictions"),
+        PluginRef("NodeVolumeLimits"),
+        PluginRef("VolumeBinding"),
+        PluginRef("VolumeZone"),
         PluginRef("PodTopologySpread", 2),
         PluginRef("InterPodAffinity", 2),
         PluginRef("DefaultPreemption"),
@@ -77,7 +81,7 @@ DEFAULT_PLUGINS = PluginSet(
         PluginRef("DefaultBinder"),
     )
 )
-"""The default multiPoint set, order and weights (volume and DRA plugins aside)."""
+"""The default multiPoint set, order and weights (DRA plugins aside)."""
 
 
 @attrs.frozen
@@ -334,6 +338,7 @@ DEFAULT_PLUGIN_ARGS: Mapping[str, Mapping[str, Any]] = {
         }
     },
     "PodTopologySpread": {"defaultingType": "System"},
+    "VolumeBinding": {"bindTimeoutSeconds": 600},
 }
 """The v1 defaults of the default plugins' args, as ``kube-scheduler --write-config-to``
 prints them (# pkg/scheduler/apis/config/v1/defaults.go)."""

@@ -33,8 +33,10 @@ from .api import (
     Taint,
     Toleration,
     TopologySpreadConstraint,
+    Volume,
     quantity_value,
 )
+from .api import PersistentVolumeClaimVolumeSource as _ClaimSource
 
 __all__ = ["NodeBuilder", "PodBuilder", "make_node", "make_pod"]
 
@@ -204,6 +206,17 @@ class PodBuilder:
     def start_time(self, t: float) -> PodBuilder:
         self._status = attrs.evolve(self._status, start_time=t)
         return self
+
+    def volume(self, volume: Volume) -> PodBuilder:
+        self._spec = attrs.evolve(self._spec, volumes=(*self._spec.volumes, volume))
+        return self
+
+    def pvc(self, claim_name: str) -> PodBuilder:
+        """A volume named as the claim, using it (upstream ``st.MakePod().PVC()``)."""
+        source = _ClaimSource(claim_name=claim_name)
+        return self.volume(
+            Volume(name=claim_name, kind="persistentVolumeClaim", persistent_volume_claim=source)
+        )
 
     def obj(self) -> Pod:
         return Pod(metadata=self._meta, spec=self._spec, status=self._status)

@@ -156,3 +156,74 @@ async def test_one_pod_per_node_workloads_batch_all_but_the_first_pod(case: str)
     assert result.batched_pods == 9
     assert to_json(result)["batchedPods"] == 9
     assert p.notes == ()
+
+
+# ---- volume workloads (scheduler_perf's SchedulingCSIPVs, SchedulingMigratedInTreePVs) ----
+
+
+def test_node_allocatable_strategy_makes_csinodes_and_limits() -> None:
+    [p] = plans(
+        str(WORKLOADS / "volume" / "performance-config.yaml"),
+        "SchedulingMigratedInTreePVs/500Nodes",
+    )
+    op = p.ops[0]
+    nodes = _Runner(p, InMemoryCluster(), Collector()).build_nodes(op)  # type: ignore[arg-type]
+    assert nodes[0].status.allocatable["attachable-volumes-csi-ebs.csi.aws.com"] == 39
+    assert op.allocatable is not None  # type: ignore[union-attr]
+    csi_node = op.allocatable.csi_node(nodes[0])  # type: ignore[union-attr]
+    assert csi_node.name == nodes[0].name
+    assert [(d.name, d.allocatable_count) for d in csi_node.drivers] == [("ebs.csi.aws.com", 39)]
+    assert csi_node.migrated_plugins() == {"kubernetes.io/aws-ebs"}
+
+
+@pytest.mark.parametrize(
+    ("case", "handle"),
+    [("SchedulingCSIPVs", "csi"), ("SchedulingInTreePVs", "aws_elastic_block_store")],
+)
+def test_pods_get_a_bound_claim_and_volume_each(case: str, handle: str) -> None:
+    [p] = plans(str(WORKLOADS / "volume" / "performance-config.yaml"), f"{case}/500Nodes")
+    op = p.ops[2]
+    runner = _Runner(p, InMemoryCluster(), Collector())
+    pods = runner.build_pods(op)  # type: ignore[arg-type]
+    assert op.volumes is not None  # type: ignore[union-attr]
+    pvc, pv, pod = op.volumes.objects(pods[3], 3)  # type: ignore[union-attr]
+    ns = pod.namespace
+    # CreatePodWithPersistentVolume: pvc-<i> bound to <namespace>-vol-<i>, handle vol-<i>.
+    assert (pvc.name, pvc.volume_name, pvc.phase) == ("pvc-3", f"{ns}-vol-3", "Bound")
+    assert pvc.metadata.annotations["pv.kubernetes.io/bind-completed"] == "true"
+    assert pv.name == f"{ns}-vol-3" and pv.claim_ref is not None
+    assert (pv.claim_ref.name, pv.claim_ref.namespace) == ("pvc-3", ns)
+    source = getattr(pv, handle)
+    assert (source.volume_handle if handle == "csi" else source.volume_id) == "vol-3"
+    [volume] = pod.spec.volumes
+    assert volume.persistent_volume_claim is not None
+    assert volume.persistent_volume_claim.claim_name == "pvc-3"
+
+
+@pytest.mark.anyio
+async def test_csi_pv_pods_respect_the_attach_limit(tmp_path: Path) -> None:
+    # One attachable volume per node: three pods with a CSI volume each land on three nodes.
+    templates = WORKLOADS / "templates"
+    (tmp_path / "pv.yaml").write_text((templates / "pv-csi.yaml").read_text())
+    (tmp_path / "pvc.yaml").write_text((templates / "pvc.yaml").read_text())
+    (tmp_path / "w.yaml").write_text(
+        """
+- name: T
+  workloadTemplate:
+  - opcode: createNodes
+    count: 3
+    nodeAllocatableStrategy:
+      csiNodeAllocatable: {ebs.csi.aws.com: {count: 1}}
+  - opcode: createPods
+    count: 3
+    persistentVolumeTemplatePath: pv.yaml
+    persistentVolumeClaimTemplatePath: pvc.yaml
+    collectMetrics: true
+  workloads: [{name: w}]
+"""
+    )
+    [p] = plans(str(tmp_path / "w.yaml"))
+    cluster = InMemoryCluster()
+    result = await run_plan(p, cluster=cluster)
+    assert result.measured_pods == 3
+    assert len({pod.spec.node_name for pod in cluster.pods()}) == 3

@@ -121,8 +121,9 @@ def test_unknown_field_and_opcode(tmp_path: Path) -> None:
 """
     with pytest.raises(WorkloadError, match="unknown field 'nodeCount'"):
         plans(str(write(tmp_path, base % "nodeCount: 3")))
-    with pytest.raises(WorkloadError, match="nodeAllocatableStrategy is not supported"):
-        plans(str(write(tmp_path, base % "nodeAllocatableStrategy: {}")))
+    steady = base.replace("collectMetrics: true}", "collectMetrics: true, steadyState: true}")
+    with pytest.raises(WorkloadError, match="steadyState is not supported"):
+        plans(str(write(tmp_path, steady % "count: 1")))
     path = write(tmp_path, base.replace("createNodes", "explodeNodes") % "x: 1")
     with pytest.raises(WorkloadError, match="unknown opcode 'explodeNodes'"):
         plans(str(path))

@@ -404,6 +404,7 @@ def test_config_defaults_round_trips(capsys: pytest.CaptureFixture[str]) -> None
             "TaintToleration": 3,
             "NodeAffinity": 2,
             "NodeResourcesFit": 1,
+            "VolumeBinding": 1,
             "PodTopologySpread": 2,
             "InterPodAffinity": 2,
             "NodeResourcesBalancedAllocation": 1,

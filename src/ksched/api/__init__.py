@@ -48,14 +48,62 @@ from ._selectors import NodeSelector as NodeSelector
 from ._selectors import NodeSelectorRequirement as NodeSelectorRequirement
 from ._selectors import NodeSelectorTerm as NodeSelectorTerm
 from ._selectors import compile_requirements as compile_requirements
+from ._storage import ANN_BIND_COMPLETED as ANN_BIND_COMPLETED
+from ._storage import ANN_BOUND_BY_CONTROLLER as ANN_BOUND_BY_CONTROLLER
+from ._storage import ANN_MIGRATED_PLUGINS as ANN_MIGRATED_PLUGINS
+from ._storage import ANN_SELECTED_NODE as ANN_SELECTED_NODE
+from ._storage import ANN_STORAGE_CLASS as ANN_STORAGE_CLASS
+from ._storage import ClaimRef as ClaimRef
+from ._storage import CSIDriver as CSIDriver
+from ._storage import CSINode as CSINode
+from ._storage import CSINodeDriver as CSINodeDriver
+from ._storage import CSIStorageCapacity as CSIStorageCapacity
+from ._storage import PersistentVolume as PersistentVolume
+from ._storage import PersistentVolumeClaim as PersistentVolumeClaim
+from ._storage import StorageClass as StorageClass
+from ._storage import TopologySelectorTerm as TopologySelectorTerm
+from ._storage import claim_class as claim_class
+from ._storage import csi_attach_limit_key as csi_attach_limit_key
+from ._storage import ephemeral_claim_name as ephemeral_claim_name
+from ._storage import ephemeral_claim_owner_error as ephemeral_claim_owner_error
+from ._storage import pod_claim_names as pod_claim_names
+from ._storage import stateful_set_claim_name as stateful_set_claim_name
+from ._storage import volume_class as volume_class
+from ._volume import AWSElasticBlockStoreVolumeSource as AWSElasticBlockStoreVolumeSource
+from ._volume import AzureDiskVolumeSource as AzureDiskVolumeSource
+from ._volume import CinderVolumeSource as CinderVolumeSource
+from ._volume import CSIVolumeSource as CSIVolumeSource
+from ._volume import EphemeralVolumeSource as EphemeralVolumeSource
+from ._volume import GCEPersistentDiskVolumeSource as GCEPersistentDiskVolumeSource
+from ._volume import ISCSIVolumeSource as ISCSIVolumeSource
+from ._volume import PersistentVolumeClaimVolumeSource as PersistentVolumeClaimVolumeSource
+from ._volume import RBDVolumeSource as RBDVolumeSource
+from ._volume import Volume as Volume
 
 __all__ = [
+    "ANN_BIND_COMPLETED",
+    "ANN_BOUND_BY_CONTROLLER",
+    "ANN_MIGRATED_PLUGINS",
+    "ANN_SELECTED_NODE",
+    "ANN_STORAGE_CLASS",
     "DEFAULT_MEMORY_REQUEST",
     "DEFAULT_MILLI_CPU_REQUEST",
+    "AWSElasticBlockStoreVolumeSource",
     "Affinity",
+    "AzureDiskVolumeSource",
+    "CSIDriver",
+    "CSINode",
+    "CSINodeDriver",
+    "CSIStorageCapacity",
+    "CSIVolumeSource",
+    "CinderVolumeSource",
+    "ClaimRef",
     "Container",
     "ContainerImage",
     "ContainerPort",
+    "EphemeralVolumeSource",
+    "GCEPersistentDiskVolumeSource",
+    "ISCSIVolumeSource",
     "InvalidQuantityError",
     "KubeObject",
     "LabelMatcher",
@@ -71,6 +119,9 @@ __all__ = [
     "NodeStatus",
     "ObjectMeta",
     "OwnerReference",
+    "PersistentVolume",
+    "PersistentVolumeClaim",
+    "PersistentVolumeClaimVolumeSource",
     "Pod",
     "PodAffinity",
     "PodAffinityTerm",
@@ -81,21 +132,32 @@ __all__ = [
     "PodStatus",
     "PreferredSchedulingTerm",
     "PriorityClass",
+    "RBDVolumeSource",
     "ReplicaSet",
     "ReplicationController",
     "ResourceList",
     "Service",
     "StatefulSet",
+    "StorageClass",
     "Taint",
     "Toleration",
+    "TopologySelectorTerm",
     "TopologySpreadConstraint",
+    "Volume",
     "WeightedPodAffinityTerm",
+    "claim_class",
     "compile_requirements",
+    "csi_attach_limit_key",
+    "ephemeral_claim_name",
+    "ephemeral_claim_owner_error",
     "load_manifests",
     "parse_duration",
     "parse_quantity",
     "parse_time",
+    "pod_claim_names",
     "pod_requests",
     "quantity_value",
     "read_object",
+    "stateful_set_claim_name",
+    "volume_class",
 ]

@@ -52,6 +52,14 @@ from ._selectors import (
     NodeSelectorRequirement,
     NodeSelectorTerm,
 )
+from ._storage import (
+    CSIDriver,
+    CSINode,
+    CSIStorageCapacity,
+    PersistentVolume,
+    PersistentVolumeClaim,
+    StorageClass,
+)
 
 __all__ = ["SIM_EPOCH", "KubeObject", "load_manifests", "parse_time", "read_object"]
 
@@ -66,6 +74,12 @@ KubeObject = (
     | ReplicationController
     | ReplicaSet
     | StatefulSet
+    | PersistentVolume
+    | PersistentVolumeClaim
+    | StorageClass
+    | CSINode
+    | CSIDriver
+    | CSIStorageCapacity
 )
 
 SIM_EPOCH = _dt.datetime(2025, 1, 1, tzinfo=_dt.UTC)
@@ -423,6 +437,7 @@ def _pod(f: _Fields) -> Pod:
         preemption_policy=spec.choice("preemptionPolicy", ("PreemptLowerPriority", "Never")),
         scheduling_gates=gates,
         overhead=spec.resources("overhead"),
+        volumes=read_volumes(spec),
     )
     pod_status = PodStatus(
         nominated_node_name=status.opt_str("nominatedNodeName") or None,
@@ -585,3 +600,10 @@ def load_manifests(text: str, *, source: str = "<string>") -> list[KubeObject]:
         )
         out.extend(read_object(item) for item in items or [])
     return out
+
+
+# Storage kinds read in their own module, which uses the readers above.
+from ._storage_manifest import STORAGE_NAMESPACED, STORAGE_READERS, read_volumes  # noqa: E402
+
+_READERS.update(STORAGE_READERS)
+_NAMESPACED |= STORAGE_NAMESPACED

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 import attrs
 
 from ._selectors import LabelSelector, NodeSelector, NodeSelectorTerm
+from ._volume import Volume
 
 __all__ = [
     "Affinity",
@@ -253,6 +254,7 @@ class PodSpec:
     preemption_policy: str | None = None
     scheduling_gates: tuple[str, ...] = ()
     overhead: ResourceList = attrs.field(factory=_empty_resources, hash=False)
+    volumes: tuple[Volume, ...] = ()
 
 
 @attrs.frozen(kw_only=True)

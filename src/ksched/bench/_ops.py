@@ -134,7 +134,8 @@ class _Runner:
             if op.unique_label_key:
                 labels[op.unique_label_key] = str(uuid.UUID(int=n + 1))
             meta = attrs.evolve(node.metadata, name=name, labels=labels)
-            nodes.append(attrs.evolve(node, metadata=meta))
+            node = attrs.evolve(node, metadata=meta)
+            nodes.append(op.allocatable.prepare(node) if op.allocatable else node)
         return nodes
 
     def build_pods(self, op: CreatePods) -> list[Pod]:
@@ -192,6 +193,8 @@ class _Runner:
             if isinstance(op, CreateNodes):
                 for node in self.build_nodes(op):
                     self.cluster.apply(node)
+                    if op.allocatable is not None:
+                        self.cluster.apply(op.allocatable.csi_node(node))
             elif isinstance(op, CreateNamespaces):
                 self.create_namespaces(op)
             elif isinstance(op, CreatePods):
@@ -227,6 +230,11 @@ class _Runner:
         ns = op.namespace
         self.ensure_namespace(ns)
         pods = self.build_pods(op)
+        claims: list[tuple[KubeObject, KubeObject]] = []
+        if op.volumes is not None:
+            built = [op.volumes.objects(pod, i) for i, pod in enumerate(pods)]
+            claims = [(pvc, pv) for pvc, pv, _ in built]
+            pods = [pod for _, _, pod in built]
         before = self.collector.bound.get(ns, 0)
         if op.collect_metrics:
             self.collector.start_measuring(ns)
@@ -236,7 +244,10 @@ class _Runner:
                 self.batched_at_start = _batched_pods(self.scheduler)
         apply = self.cluster.apply
         for start in range(0, len(pods), CREATE_CHUNK):
-            for pod in pods[start : start + CREATE_CHUNK]:
+            for k, pod in enumerate(pods[start : start + CREATE_CHUNK], start):
+                if claims:  # the claim first: the volume names it, the pod uses it
+                    apply(claims[k][0])
+                    apply(claims[k][1])
                 apply(pod)
             await anyio.lowlevel.checkpoint()
         if op.skip_wait:
@@ -350,9 +361,11 @@ def _batched_pods(scheduler: Scheduler) -> int:
     return sum(fw.batch.batched_pods for fw in scheduler.frameworks.values() if fw.batch)
 
 
-async def run_plan(plan: Plan, *, seed: int = 0, backend: str = "") -> RunResult:
-    """Run ``plan`` in this event loop and measure it."""
-    cluster = InMemoryCluster()
+async def run_plan(
+    plan: Plan, *, seed: int = 0, backend: str = "", cluster: InMemoryCluster | None = None
+) -> RunResult:
+    """Run ``plan`` in this event loop and measure it (on ``cluster``, else a new one)."""
+    cluster = cluster if cluster is not None else InMemoryCluster()
     collector = Collector()
     runner = _Runner(plan, cluster, collector)
     scheduler = Scheduler.open(

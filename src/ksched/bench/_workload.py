@@ -20,6 +20,7 @@ import yaml
 from ..api import parse_duration
 from ._errors import WorkloadError
 from ._template import ObjectTemplate
+from ._volumes import NodeAllocatable, PodVolumes, pod_volumes, read_node_allocatable
 
 __all__ = [
     "Barrier",
@@ -59,6 +60,7 @@ _FIELDS: dict[str, set[str]] = {
         "nodeTemplatePath",
         "labelNodePrepareStrategy",
         "uniqueNodeLabelStrategy",
+        "nodeAllocatableStrategy",
     },
     "createNamespaces": {"opcode", "prefix", "count", "countParam", "namespaceTemplatePath"},
     "createPods": {
@@ -69,6 +71,8 @@ _FIELDS: dict[str, set[str]] = {
         "namespace",
         "podTemplatePath",
         "skipWaitToCompletion",
+        "persistentVolumeTemplatePath",
+        "persistentVolumeClaimTemplatePath",
     },
     "createPodSets": {"opcode", "count", "countParam", "namespacePrefix", "createPodsOp"},
     "createAny": {"opcode", "namespace", "templatePath", "count", "countParam"},
@@ -77,14 +81,7 @@ _FIELDS: dict[str, set[str]] = {
     "churn": {"opcode", "mode", "number", "intervalMilliseconds", "namespace", "templatePaths"},
 }
 _UNSUPPORTED_FIELDS: dict[str, set[str]] = {
-    "createNodes": {"nodeAllocatableStrategy"},
-    "createPods": {
-        "steadyState",
-        "duration",
-        "durationParam",
-        "persistentVolumeTemplatePath",
-        "persistentVolumeClaimTemplatePath",
-    },
+    "createPods": {"steadyState", "duration", "durationParam"},
 }
 
 DEFAULT_NODE: dict[str, Any] = {
@@ -157,6 +154,7 @@ class CreateNodes:
     label_key: str = ""
     label_values: tuple[str, ...] = ()
     unique_label_key: str = ""
+    allocatable: NodeAllocatable | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -175,6 +173,7 @@ class CreatePods:
     template: ObjectTemplate | None = None
     collect_metrics: bool = False
     skip_wait: bool = False
+    volumes: PodVolumes | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -458,6 +457,7 @@ def plan(case: TestCase, workload: Workload) -> Plan:
                     label_key=str(strategy.get("labelKey") or ""),
                     label_values=values,
                     unique_label_key=str(unique.get("labelKey") or ""),
+                    allocatable=read_node_allocatable(op.get("nodeAllocatableStrategy"), where),
                 )
             )
         elif code == "createNamespaces":
@@ -487,6 +487,11 @@ def plan(case: TestCase, workload: Workload) -> Plan:
                     ),
                     collect_metrics=collect,
                     skip_wait=skip,
+                    volumes=pod_volumes(
+                        template(op.get("persistentVolumeTemplatePath"), where),
+                        template(op.get("persistentVolumeClaimTemplatePath"), where),
+                        where,
+                    ),
                 )
             )
         elif code == "createAny":

@@ -367,11 +367,23 @@ def render_explain(console: Console, report: Mapping[str, Any], pod: str) -> Non
         )
     if selected:
         parts.append(Text.assemble("selected: ", (selected, "bold green")))
+        for plugin, decision in (entry.get("decisions") or {}).items():
+            parts.append(Text(f"  {plugin}: {_decision_text(decision)}"))
     elif filters or pre is not None:
         parts.append(Text("selected: no node (the attempt failed)", style="red"))
     if pod_state.get("message"):
         parts.append(Text(f"last failure: {pod_state['message']}", style="dim"))
     console.print(Padding(Group(*parts), (1, 0, 0, 0)))
+
+
+def _decision_text(decision: Any, nested: bool = False) -> str:
+    if isinstance(decision, Mapping):
+        sep = " → " if nested else ": "
+        text = (f"{k}{sep}{_decision_text(v, True)}" for k, v in decision.items())
+        return ("; " if not nested else ", ").join(text)
+    if isinstance(decision, list | tuple):
+        return ", ".join(map(str, decision))
+    return str(decision)
 
 
 # ---- events ---------------------------------------------------------------------------

@@ -14,9 +14,14 @@ import attrs
 
 from .._errors import NotFoundError
 from ..api import (
+    CSIDriver,
+    CSINode,
+    CSIStorageCapacity,
     KubeObject,
     Namespace,
     Node,
+    PersistentVolume,
+    PersistentVolumeClaim,
     Pod,
     PodDisruptionBudget,
     PodGroup,
@@ -25,6 +30,7 @@ from ..api import (
     ReplicationController,
     Service,
     StatefulSet,
+    StorageClass,
 )
 from ._store import KINDS, ClusterListener, object_key
 
@@ -120,6 +126,30 @@ class InMemoryCluster:
 
     def priority_classes(self) -> list[PriorityClass]:
         return self.objects("PriorityClass")
+
+    # storage: the volume plugins' listers
+    def get_pvc(self, namespace: str, name: str) -> PersistentVolumeClaim | None:
+        pvc: PersistentVolumeClaim | None = self.get("PersistentVolumeClaim", f"{namespace}/{name}")
+        return pvc
+
+    def get_pv(self, name: str) -> PersistentVolume | None:
+        pv: PersistentVolume | None = self.get("PersistentVolume", name)
+        return pv
+
+    def get_storage_class(self, name: str) -> StorageClass | None:
+        sc: StorageClass | None = self.get("StorageClass", name)
+        return sc
+
+    def get_csi_node(self, name: str) -> CSINode | None:
+        csi_node: CSINode | None = self.get("CSINode", name)
+        return csi_node
+
+    def get_csi_driver(self, name: str) -> CSIDriver | None:
+        driver: CSIDriver | None = self.get("CSIDriver", name)
+        return driver
+
+    def csi_storage_capacities(self) -> list[CSIStorageCapacity]:
+        return self.objects("CSIStorageCapacity")
 
     # ---- writing ------------------------------------------------------------------
 

@@ -10,8 +10,13 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from ..api import (
+    CSIDriver,
+    CSINode,
+    CSIStorageCapacity,
     Namespace,
     Node,
+    PersistentVolume,
+    PersistentVolumeClaim,
     Pod,
     PodDisruptionBudget,
     PodGroup,
@@ -20,6 +25,7 @@ from ..api import (
     ReplicationController,
     Service,
     StatefulSet,
+    StorageClass,
 )
 
 __all__ = ["KINDS", "ClusterListener", "ClusterStore", "object_key"]
@@ -38,6 +44,12 @@ KINDS: dict[type, str] = {
     ReplicationController: "ReplicationController",
     ReplicaSet: "ReplicaSet",
     StatefulSet: "StatefulSet",
+    PersistentVolume: "PersistentVolume",
+    PersistentVolumeClaim: "PersistentVolumeClaim",
+    StorageClass: "StorageClass",
+    CSINode: "CSINode",
+    CSIDriver: "CSIDriver",
+    CSIStorageCapacity: "CSIStorageCapacity",
 }
 
 

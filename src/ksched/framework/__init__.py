@@ -52,6 +52,7 @@ from ._signature import NODE_NAME as NODE_NAME
 from ._signature import NODE_SELECTOR as NODE_SELECTOR
 from ._signature import RESOURCES as RESOURCES
 from ._signature import TOLERATIONS as TOLERATIONS
+from ._signature import VOLUMES as VOLUMES
 from ._signature import PodSignature as PodSignature
 from ._signature import SignFragment as SignFragment
 from ._signature import SignPlugin as SignPlugin
@@ -59,6 +60,7 @@ from ._signature import host_ports_signer as host_ports_signer
 from ._signature import node_selector_signer as node_selector_signer
 from ._signature import resources_signer as resources_signer
 from ._signature import tolerations_signer as tolerations_signer
+from ._signature import volumes_signer as volumes_signer
 from ._status import Code as Code
 from ._status import Status as Status
 from ._table import BoolArray as BoolArray
@@ -85,6 +87,7 @@ __all__ = [
     "NODE_SELECTOR",
     "RESOURCES",
     "TOLERATIONS",
+    "VOLUMES",
     "ActionType",
     "AffinityTerm",
     "BatchFilterPlugin",
@@ -148,4 +151,5 @@ __all__ = [
     "run_chunked",
     "tolerations_signer",
     "trunc_div",
+    "volumes_signer",
 ]

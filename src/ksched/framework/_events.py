@@ -70,7 +70,23 @@ class EventResource(enum.Enum):
     POD_GROUP = "PodGroup"
     SERVICE = "Service"
     PERSISTENT_VOLUME = "PersistentVolume"
+    PERSISTENT_VOLUME_CLAIM = "PersistentVolumeClaim"
+    STORAGE_CLASS = "StorageClass"
+    CSI_NODE = "CSINode"
+    CSI_DRIVER = "CSIDriver"
+    CSI_STORAGE_CAPACITY = "CSIStorageCapacity"
     WILDCARD = "*"
+
+    @classmethod
+    def for_kind(cls, kind: str) -> EventResource | None:
+        """The resource of a cluster object kind whose changes become plain events
+        (every member named as its kind, except pods and nodes, which have their own)."""
+        if kind in ("Pod", "Node"):
+            return None
+        try:
+            return cls(kind)
+        except ValueError:
+            return None
 
 
 class QueueingHint(enum.Enum):

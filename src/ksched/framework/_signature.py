@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
+import attrs
+
 from ..api import Pod, pod_requests
 from ._status import Status
 
@@ -26,6 +28,7 @@ __all__ = [
     "RESOURCES",
     "SCHEDULER_NAME",
     "TOLERATIONS",
+    "VOLUMES",
     "PodSignature",
     "SignFragment",
     "SignPlugin",
@@ -33,6 +36,7 @@ __all__ = [
     "node_selector_signer",
     "resources_signer",
     "tolerations_signer",
+    "volumes_signer",
 ]
 
 SignFragment = tuple[str, object]
@@ -48,6 +52,7 @@ NODE_SELECTOR = "v1.Pod.Spec.Affinity.NodeSelector"
 NODE_NAME = "v1.Pod.Spec.NodeName"
 IMAGE_NAMES = "v1.Pod.Spec.CanonicalImageNames()"
 LABELS = "v1.Pod.Labels"
+VOLUMES = "v1.Pod.Spec.Volumes"
 
 
 @runtime_checkable
@@ -89,3 +94,20 @@ def tolerations_signer(pod: Pod) -> object:
 
 def node_selector_signer(pod: Pod) -> object:
     return tuple(sorted(pod.spec.node_selector.items()))
+
+
+_UNSIGNED_VOLUMES = frozenset({"configMap", "secret"})
+
+
+def volumes_signer(pod: Pod) -> object:
+    """The pod's volume sources but configMap and secret ones (specific to each pod, and
+    of no matter to scheduling), sorted."""
+    if not pod.spec.volumes:
+        return ()
+    return tuple(
+        sorted(
+            repr(attrs.astuple(v, recurse=False)[1:])
+            for v in pod.spec.volumes
+            if v.kind not in _UNSIGNED_VOLUMES
+        )
+    )

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from typing import Any
 
 import attrs
@@ -67,6 +68,19 @@ class AttemptReport:
     all_nodes: list[str] = attrs.field(factory=list)
     hinted: bool = False
     """The node was the opportunistic-batching hint: tried alone, no Score pass."""
+    decisions: dict[str, Any] = attrs.field(factory=dict)
+    """Plugin -> what it chose for the pod on the selected node (VolumeBinding: the PVs)."""
+
+
+def plugin_decisions(plugins: Iterable[Any], state: Any, node_name: str) -> dict[str, Any]:
+    """What the plugins with an ``explain_decision(state, node_name)`` method chose for the
+    pod on ``node_name`` after Reserve (asked only when an attempt is being explained)."""
+    out: dict[str, Any] = {}
+    for plugin in plugins:
+        explain = getattr(plugin, "explain_decision", None)
+        if explain is not None and (decision := explain(state, node_name)):
+            out[plugin.name] = decision
+    return out
 
 
 @attrs.frozen

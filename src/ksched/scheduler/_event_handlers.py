@@ -25,11 +25,7 @@ class EventHandlers(SchedulerBase):
         elif kind == "Pod":
             self._on_pod(old, new)
         else:
-            resource = {
-                "PodGroup": EventResource.POD_GROUP,
-                "Namespace": EventResource.NAMESPACE,
-                "Service": EventResource.SERVICE,
-            }.get(kind)
+            resource = EventResource.for_kind(kind)
             if resource is None:
                 return
             action = (

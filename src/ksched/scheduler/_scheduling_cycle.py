@@ -23,7 +23,7 @@ from ..framework._signature import PodSignature
 from ..framework._table import IntArray
 from ._base import FITS, Failure, PodRecord, is_cancel, num_feasible_nodes_to_find
 from ._binding_cycle import BindingCycle
-from ._diagnosis import AttemptReport, FitError
+from ._diagnosis import AttemptReport, FitError, plugin_decisions
 
 __all__ = ["SchedulingCycle"]
 
@@ -122,7 +122,10 @@ class SchedulingCycle(BindingCycle):
         self.cache.assume_pod(assumed)
         self.queue.delete_nominated_pod_if_exists(pod)
         try:
-            return await self._reserve_and_permit(fw, state, pod, assumed, node_name)
+            done = await self._reserve_and_permit(fw, state, pod, assumed, node_name)
+            if report is not None and not isinstance(done, Failure):
+                report.decisions.update(plugin_decisions(fw.plugins.values(), state, node_name))
+            return done
         except BaseException:
             with anyio.CancelScope(shield=True):
                 if (

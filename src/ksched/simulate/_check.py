@@ -88,6 +88,11 @@ def _compare_explain(expect: Mapping[str, Any], explain: Mapping[str, Any]) -> N
                 f"explain.{key}.selected: expected {want['selected']!r}, "
                 f"got {got.get('selected')!r}"
             )
+        if "decisions" in want and want["decisions"] != got.get("decisions"):
+            raise Mismatch(
+                f"explain.{key}.decisions: expected {want['decisions']!r}, "
+                f"got {got.get('decisions')!r}"
+            )
 
 
 @attrs.frozen

@@ -332,6 +332,8 @@ def _explain(report: AttemptReport, weights: Mapping[str, int]) -> dict[str, Any
     if report.scores:
         out["weights"] = {plugin: weights.get(plugin, 1) for plugin in report.scores}
     out["selected"] = report.selected
+    if report.decisions:
+        out["decisions"] = report.decisions
     if report.hinted:
         out["hinted"] = True
     return out

@@ -65,6 +65,17 @@ def _objects(raw: Any, where: str) -> tuple[KubeObject, ...]:
 
 
 _STEP_ACTIONS = ("settle", "advance", "create", "update", "delete")
+_CLUSTER_SCOPED = frozenset(
+    {
+        "Node",
+        "PriorityClass",
+        "Namespace",
+        "PersistentVolume",
+        "StorageClass",
+        "CSINode",
+        "CSIDriver",
+    }
+)
 
 
 def _step(raw: Any, where: str) -> Step:
@@ -103,7 +114,7 @@ def _step(raw: Any, where: str) -> Step:
         if not isinstance(item, Mapping) or not item.get("kind") or not item.get("name"):
             raise ScenarioError(f"{where}.delete[{i}]: needs kind and name")
         kind, name = str(item["kind"]), str(item["name"])
-        cluster_scoped = kind in ("Node", "PriorityClass", "Namespace")
+        cluster_scoped = kind in _CLUSTER_SCOPED
         key = name if cluster_scoped else f"{item.get('namespace') or 'default'}/{name}"
         deletes.append((kind, key))
     return Step("delete", deletes=tuple(deletes), expect=expect)

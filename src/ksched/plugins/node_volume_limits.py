@@ -1,0 +1,254 @@
+"""NodeVolumeLimits: a node's CSI attach limit per driver is not exceeded.
+
+# pkg/scheduler/framework/plugins/nodevolumelimits/csi.go, utils.go (isCSIMigrationOn,
+# volumeLimits); in-tree names from k8s.io/csi-translation-lib/plugins.
+The limits come from the CSINode's ``drivers[].allocatable.count`` and the node's
+``attachable-volumes-*`` allocatable; in-tree disks count under their CSI driver where
+the CSINode says the plugin is migrated.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+from ksched import Pod
+from ksched.api import (
+    CSINode,
+    PersistentVolume,
+    PersistentVolumeClaim,
+    Volume,
+    claim_class,
+    csi_attach_limit_key,
+    ephemeral_claim_owner_error,
+    pod_claim_names,
+)
+from ksched.framework import (
+    VOLUMES,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    Code,
+    CycleState,
+    EventResource,
+    Handle,
+    NodeInfo,
+    QueueingHint,
+    SignFragment,
+    Status,
+    volumes_signer,
+)
+
+__all__ = ["ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED", "IN_TREE_DRIVERS", "NodeVolumeLimits"]
+
+_SKIP: Final = Status(Code.SKIP)
+
+NAME: Final = "NodeVolumeLimits"
+ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED: Final = "node(s) exceed max volume count"
+ATTACHABLE_PREFIX = "attachable-volumes-"
+AWS_EBS, GCE_PD = "kubernetes.io/aws-ebs", "kubernetes.io/gce-pd"
+AZURE_DISK, CINDER = "kubernetes.io/azure-disk", "kubernetes.io/cinder"
+IN_TREE_DRIVERS: Final[Mapping[str, str]] = {
+    AWS_EBS: "ebs.csi.aws.com",
+    GCE_PD: "pd.csi.storage.gke.io",
+    AZURE_DISK: "disk.csi.azure.com",
+    CINDER: "cinder.csi.openstack.org",
+}
+"""In-tree plugin -> the CSI driver its volumes migrate to."""
+
+
+class _LookupError(Exception):
+    def __init__(self, message: str, not_found: bool) -> None:
+        super().__init__(message)
+        self.not_found = not_found
+
+
+def _in_tree(source: Volume | PersistentVolume) -> tuple[str, str] | None:
+    """(in-tree plugin, CSI volume handle) of a migratable in-tree source."""
+    if source.aws_elastic_block_store is not None:
+        # KubernetesVolumeIDToEBSVolumeID: aws://zone/vol-id names the volume vol-id.
+        volume_id = source.aws_elastic_block_store.volume_id
+        if volume_id.startswith("aws://"):
+            volume_id = volume_id.removeprefix("aws://").partition("/")[2].strip("/")
+        return AWS_EBS, volume_id
+    if source.gce_persistent_disk is not None:
+        disk = source.gce_persistent_disk.pd_name
+        return GCE_PD, f"projects/UNSPECIFIED/zones/UNSPECIFIED/disks/{disk}"
+    if source.azure_disk is not None:
+        return AZURE_DISK, source.azure_disk.disk_uri
+    if source.cinder is not None:
+        return CINDER, source.cinder.volume_id
+    return None
+
+
+def _migrated(csi_node: CSINode | None, plugin: str) -> bool:
+    """isCSIMigrationOn: the CSINode lists the in-tree plugin as migrated."""
+    return (
+        csi_node is not None and plugin in IN_TREE_DRIVERS and plugin in csi_node.migrated_plugins()
+    )
+
+
+def _counts_volume(volume: Volume) -> bool:
+    return (
+        volume.persistent_volume_claim is not None
+        or volume.ephemeral is not None
+        or _in_tree(volume) is not None
+    )
+
+
+class NodeVolumeLimits:
+    """Rejects nodes where the pod's new CSI volumes would pass a driver's attach limit."""
+
+    name = NAME
+
+    def __init__(self, handle: Handle) -> None:
+        self._cluster: Any = handle.cluster
+        # Volumes not yet provisioned count under a handle no real volume has.
+        self._random_prefix = secrets.token_hex(16)
+
+    @classmethod
+    def new(cls, args: Mapping[str, Any] | None, handle: Handle) -> NodeVolumeLimits:
+        return cls(handle)
+
+    def sign_pod(self, pod: Pod) -> Sequence[SignFragment]:
+        return ((VOLUMES, volumes_signer(pod)),)
+
+    def pre_filter(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
+        if not pod.spec.volumes:
+            return _SKIP
+        if any(_counts_volume(v) for v in pod.spec.volumes):
+            return None
+        return _SKIP
+
+    def pre_filter_extensions(self) -> None:
+        return None
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        if not pod.spec.volumes:
+            return None
+        node = node_info.node
+        csi_node: CSINode | None = self._cluster.get_csi_node(node.name)
+        new: dict[str, str] = {}
+        try:
+            self._attachable(pod, csi_node, True, new)
+        except _LookupError as exc:
+            code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE if exc.not_found else Code.ERROR
+            return Status(code, (str(exc),))
+        if not new:
+            return None
+        limits = {
+            k: v for k, v in node.status.allocatable.items() if k.startswith(ATTACHABLE_PREFIX)
+        }
+        if csi_node is not None:
+            for driver in csi_node.drivers:
+                if driver.allocatable_count is not None:
+                    limits[csi_attach_limit_key(driver.name)] = driver.allocatable_count
+        if not limits:
+            return None
+        attached: dict[str, str] = {}
+        for info in node_info.pods:
+            try:
+                self._attachable(info.pod, csi_node, False, attached)
+            except _LookupError as exc:
+                return Status(Code.ERROR, (str(exc),))
+        attached_count: dict[str, int] = {}
+        for unique, key in attached.items():
+            new.pop(unique, None)  # a volume already attached for another pod counts once
+            attached_count[key] = attached_count.get(key, 0) + 1
+        new_count: dict[str, int] = {}
+        for key in new.values():
+            new_count[key] = new_count.get(key, 0) + 1
+        for key, count in new_count.items():
+            limit = limits.get(key)
+            if limit is not None and attached_count.get(key, 0) + count > limit:
+                return Status(Code.UNSCHEDULABLE, (ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED,))
+        return None
+
+    def _attachable(
+        self, pod: Pod, csi_node: CSINode | None, new_pod: bool, result: dict[str, str]
+    ) -> None:
+        """filterAttachableVolumes: ``driver/handle`` -> attach limit key, into ``result``."""
+        claims = iter(pod_claim_names(pod))
+        for volume in pod.spec.volumes:
+            if volume.persistent_volume_claim is None and volume.ephemeral is None:
+                inline = _in_tree(volume)
+                if inline is not None and _migrated(csi_node, inline[0]):
+                    driver = IN_TREE_DRIVERS[inline[0]]
+                    result[f"{driver}/{inline[1]}"] = csi_attach_limit_key(driver)
+                continue
+            name, ephemeral = next(claims)
+            if not name:
+                raise _LookupError("PersistentVolumeClaim had no name", False)
+            pvc = self._cluster.get_pvc(pod.namespace, name)
+            if pvc is None:
+                if new_pod:
+                    raise _LookupError(
+                        f'looking up PVC {pod.namespace}/{name}: persistentvolumeclaim "{name}" '
+                        "not found",
+                        True,
+                    )
+                continue
+            if ephemeral and (err := ephemeral_claim_owner_error(pod, pvc)) is not None:
+                raise _LookupError(err, False)
+            driver, handle = self._driver_info(csi_node, pvc)
+            if driver and handle:
+                result[f"{driver}/{handle}"] = csi_attach_limit_key(driver)
+
+    def _driver_info(self, csi_node: CSINode | None, pvc: PersistentVolumeClaim) -> tuple[str, str]:
+        """getCSIDriverInfo: the claim's driver and volume handle ("" when not counted)."""
+        pv: PersistentVolume | None = (
+            self._cluster.get_pv(pvc.volume_name) if pvc.volume_name else None
+        )
+        if pv is None:
+            return self._driver_info_from_class(csi_node, pvc)
+        if pv.csi is not None:
+            return pv.csi.driver, pv.csi.volume_handle
+        in_tree = _in_tree(pv)
+        if in_tree is None or not _migrated(csi_node, in_tree[0]):
+            return "", ""
+        return IN_TREE_DRIVERS[in_tree[0]], in_tree[1]
+
+    def _driver_info_from_class(
+        self, csi_node: CSINode | None, pvc: PersistentVolumeClaim
+    ) -> tuple[str, str]:
+        sc_name = claim_class(pvc)
+        if not sc_name:
+            return "", ""  # no class: an immediate claim, bound before scheduling
+        sc = self._cluster.get_storage_class(sc_name)
+        if sc is None:
+            return "", ""
+        handle = f"{self._random_prefix}-{pvc.namespace}/{pvc.name}"
+        if sc.provisioner in IN_TREE_DRIVERS:
+            if not _migrated(csi_node, sc.provisioner):
+                return "", ""
+            return IN_TREE_DRIVERS[sc.provisioner], handle
+        return sc.provisioner, handle
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        return [
+            ClusterEventWithHint(ClusterEvent(EventResource.CSI_NODE, ActionType.ADD)),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.POD, ActionType.DELETE),
+                self.is_schedulable_after_pod_deleted,
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.PERSISTENT_VOLUME_CLAIM, ActionType.ADD),
+                self.is_schedulable_after_pvc_added,
+            ),
+        ]
+
+    def is_schedulable_after_pod_deleted(self, pod: Pod, old: Any, new: Any) -> QueueingHint:
+        """Queue when a placed pod with an attachable volume went away."""
+        if not isinstance(old, Pod) or not old.spec.volumes or not old.spec.node_name:
+            return QueueingHint.SKIP
+        if any(_counts_volume(v) for v in old.spec.volumes):
+            return QueueingHint.QUEUE
+        return QueueingHint.SKIP
+
+    def is_schedulable_after_pvc_added(self, pod: Pod, old: Any, new: Any) -> QueueingHint:
+        if new is None or new.metadata.namespace != pod.namespace:
+            return QueueingHint.SKIP
+        if any(name == new.name for name, _ in pod_claim_names(pod)):
+            return QueueingHint.QUEUE
+        return QueueingHint.SKIP
