@@ -128,7 +128,7 @@ class NodeVolumeLimits:
         if not pod.spec.volumes:
             return None
         node = node_info.node
-        csi_node: CSINode | None = self._cluster.get_csi_node(node.name)
+        csi_node: CSINode | None = self._cluster.get("CSINode", node.name)
         new: dict[str, str] = {}
         try:
             self._attachable(pod, csi_node, True, new)
@@ -180,7 +180,7 @@ class NodeVolumeLimits:
             name, ephemeral = next(claims)
             if not name:
                 raise _LookupError("PersistentVolumeClaim had no name", False)
-            pvc = self._cluster.get_pvc(pod.namespace, name)
+            pvc = self._cluster.get("PersistentVolumeClaim", f"{pod.namespace}/{name}")
             if pvc is None:
                 if new_pod:
                     raise _LookupError(
@@ -198,7 +198,7 @@ class NodeVolumeLimits:
     def _driver_info(self, csi_node: CSINode | None, pvc: PersistentVolumeClaim) -> tuple[str, str]:
         """getCSIDriverInfo: the claim's driver and volume handle ("" when not counted)."""
         pv: PersistentVolume | None = (
-            self._cluster.get_pv(pvc.volume_name) if pvc.volume_name else None
+            self._cluster.get("PersistentVolume", pvc.volume_name) if pvc.volume_name else None
         )
         if pv is None:
             return self._driver_info_from_class(csi_node, pvc)
@@ -215,7 +215,7 @@ class NodeVolumeLimits:
         sc_name = claim_class(pvc)
         if not sc_name:
             return "", ""  # no class: an immediate claim, bound before scheduling
-        sc = self._cluster.get_storage_class(sc_name)
+        sc = self._cluster.get("StorageClass", sc_name)
         if sc is None:
             return "", ""
         handle = f"{self._random_prefix}-{pvc.namespace}/{pvc.name}"

@@ -144,7 +144,7 @@ class VolumeRestrictions:
             if v.persistent_volume_claim is None:
                 continue
             name = v.persistent_volume_claim.claim_name
-            pvc = self._cluster.get_pvc(pod.namespace, name)
+            pvc = self._cluster.get("PersistentVolumeClaim", f"{pod.namespace}/{name}")
             if pvc is None:
                 return Status(
                     Code.UNSCHEDULABLE_AND_UNRESOLVABLE,

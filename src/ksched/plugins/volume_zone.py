@@ -95,7 +95,7 @@ class VolumeZone:
             claim = v.persistent_volume_claim.claim_name
             if not claim:
                 return _unresolvable("PersistentVolumeClaim had no name")
-            pvc = self._cluster.get_pvc(pod.namespace, claim)
+            pvc = self._cluster.get("PersistentVolumeClaim", f"{pod.namespace}/{claim}")
             if pvc is None:
                 return _unresolvable(f'persistentvolumeclaim "{claim}" not found')
             if not pvc.volume_name:
@@ -104,7 +104,7 @@ class VolumeZone:
                     return _unresolvable(
                         "PersistentVolumeClaim had no pv name and storageClass name"
                     )
-                sc = self._cluster.get_storage_class(sc_name)
+                sc = self._cluster.get("StorageClass", sc_name)
                 if sc is None:
                     return _unresolvable(f'storageclass.storage.k8s.io "{sc_name}" not found')
                 if sc.volume_binding_mode is None:
@@ -112,7 +112,7 @@ class VolumeZone:
                 if sc.volume_binding_mode == "WaitForFirstConsumer":
                     continue  # unbound: VolumeBinding places it
                 return _unresolvable("PersistentVolume had no name")
-            pv = self._cluster.get_pv(pvc.volume_name)
+            pv = self._cluster.get("PersistentVolume", pvc.volume_name)
             if pv is None:
                 return _unresolvable(f'persistentvolume "{pvc.volume_name}" not found')
             for key in TOPOLOGY_LABELS:

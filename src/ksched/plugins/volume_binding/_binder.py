@@ -166,7 +166,7 @@ class VolumeBinder:
     # ---- the assume cache --------------------------------------------------------
 
     def get_pv(self, name: str) -> PersistentVolume | None:
-        current: PersistentVolume | None = self.cluster.get_pv(name)
+        current: PersistentVolume | None = self.cluster.get("PersistentVolume", name)
         entry = self._pvs.get(name)
         if entry is None:
             return current
@@ -176,7 +176,9 @@ class VolumeBinder:
         return entry[1]
 
     def get_pvc(self, namespace: str, name: str) -> PersistentVolumeClaim | None:
-        current: PersistentVolumeClaim | None = self.cluster.get_pvc(namespace, name)
+        current: PersistentVolumeClaim | None = self.cluster.get(
+            "PersistentVolumeClaim", f"{namespace}/{name}"
+        )
         key = f"{namespace}/{name}"
         entry = self._pvcs.get(key)
         if entry is None:
@@ -187,10 +189,13 @@ class VolumeBinder:
         return entry[1]
 
     def assume_pv(self, pv: PersistentVolume) -> None:
-        self._pvs[pv.name] = (self.cluster.get_pv(pv.name), pv)
+        self._pvs[pv.name] = (self.cluster.get("PersistentVolume", pv.name), pv)
 
     def assume_pvc(self, pvc: PersistentVolumeClaim) -> None:
-        self._pvcs[pvc.key] = (self.cluster.get_pvc(pvc.namespace, pvc.name), pvc)
+        self._pvcs[pvc.key] = (
+            self.cluster.get("PersistentVolumeClaim", f"{pvc.namespace}/{pvc.name}"),
+            pvc,
+        )
 
     def list_pvs(self, storage_class: str) -> list[PersistentVolume]:
         out = []
@@ -213,7 +218,7 @@ class VolumeBinder:
         name = claim_class(pvc)
         if not name:
             return False
-        sc: StorageClass | None = self.cluster.get_storage_class(name)
+        sc: StorageClass | None = self.cluster.get("StorageClass", name)
         if sc is None:
             return False
         if sc.volume_binding_mode is None:
@@ -326,7 +331,7 @@ class VolumeBinder:
             name = claim_class(pvc)
             if not name:
                 raise BinderError(f'no class for claim "{pvc.key}"')
-            sc: StorageClass | None = self.cluster.get_storage_class(name)
+            sc: StorageClass | None = self.cluster.get("StorageClass", name)
             if sc is None:
                 raise BinderError(f'failed to find storage class "{name}"')
             if not sc.provisioner or sc.provisioner == NOT_SUPPORTED_PROVISIONER:
@@ -346,10 +351,10 @@ class VolumeBinder:
         first accessible CSIStorageCapacity of the class with room is returned."""
         if pvc.request is None:
             return True, None
-        driver = self.cluster.get_csi_driver(sc.provisioner)
+        driver = self.cluster.get("CSIDriver", sc.provisioner)
         if driver is None or not driver.storage_capacity:
             return True, None
-        for cap in self.cluster.csi_storage_capacities():
+        for cap in self.cluster.objects("CSIStorageCapacity"):
             limit = cap.limit()
             if (
                 cap.storage_class_name == sc.name

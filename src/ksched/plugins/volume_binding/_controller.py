@@ -51,12 +51,12 @@ def _bind_claim(cluster: InMemoryCluster, pvc: PersistentVolumeClaim, pv: Persis
 
 def _provision(cluster: InMemoryCluster, pvc: PersistentVolumeClaim, node_name: str) -> None:
     """The external provisioner: a PV of the claim's size on the selected node's topology."""
-    sc = cluster.get_storage_class(claim_class(pvc))
+    sc = cluster.get("StorageClass", claim_class(pvc))
     if sc is None:
         raise BinderError(f'provisioning failed for PVC "{pvc.name}"')
-    node = cluster.get_node(node_name)
+    node = cluster.get("Node", node_name)
     keys: list[str] = []
-    csi_node = cluster.get_csi_node(node_name)
+    csi_node = cluster.get("CSINode", node_name)
     if csi_node is not None:
         keys = [k for d in csi_node.drivers if d.name == sc.provisioner for k in d.topology_keys]
     if not keys:
@@ -89,8 +89,8 @@ def bind_in_memory(cluster: InMemoryCluster, volumes: PodVolumes, node_name: str
     """bindAPIUpdate, answered at once as the controllers would answer it."""
     for binding in volumes.static_bindings:
         cluster.apply(binding.pv)  # the PV pre-bound to the claim
-        pvc = cluster.get_pvc(binding.pvc.namespace, binding.pvc.name)
-        pv = cluster.get_pv(binding.pv.name)
+        pvc = cluster.get("PersistentVolumeClaim", f"{binding.pvc.namespace}/{binding.pvc.name}")
+        pv = cluster.get("PersistentVolume", binding.pv.name)
         if pvc is None or pv is None:
             raise BinderError(f'failed to check binding: PVC "{binding.pvc.key}" not found')
         _bind_claim(cluster, pvc, pv)
@@ -103,12 +103,12 @@ def check_bindings(cluster: InMemoryCluster, pod: Pod, node_name: str, volumes: 
     """checkBindings: True when every claim is fully bound; BinderError when it never will be."""
     if cluster.get_pod(pod.key) is None:
         raise BinderError(f'pod does not exist any more: pod "{pod.name}" not found')
-    node = cluster.get_node(node_name)
+    node = cluster.get("Node", node_name)
     if node is None:
         raise BinderError(f'failed to get node "{node_name}": node "{node_name}" not found')
     for binding in volumes.static_bindings:
-        pv = cluster.get_pv(binding.pv.name)
-        pvc = cluster.get_pvc(binding.pvc.namespace, binding.pvc.name)
+        pv = cluster.get("PersistentVolume", binding.pv.name)
+        pvc = cluster.get("PersistentVolumeClaim", f"{binding.pvc.namespace}/{binding.pvc.name}")
         if pv is None or pvc is None:
             raise BinderError("failed to check binding: not found")
         if not check_node_affinity(pv, node):
@@ -121,13 +121,13 @@ def check_bindings(cluster: InMemoryCluster, pod: Pod, node_name: str, volumes: 
         if not (pvc.volume_name and ANN_BIND_COMPLETED in pvc.metadata.annotations):
             return False
     for claim in volumes.dynamic_provisions:
-        pvc = cluster.get_pvc(claim.namespace, claim.name)
+        pvc = cluster.get("PersistentVolumeClaim", f"{claim.namespace}/{claim.name}")
         if pvc is None:
             raise BinderError("failed to check provisioning pvc: not found")
         if pvc.metadata.annotations.get(ANN_SELECTED_NODE) != node_name:
             raise BinderError(f'provisioning failed for PVC "{pvc.name}"')
         if pvc.volume_name:
-            pv = cluster.get_pv(pvc.volume_name)
+            pv = cluster.get("PersistentVolume", pvc.volume_name)
             if pv is None:
                 return False
             if not check_node_affinity(pv, node):

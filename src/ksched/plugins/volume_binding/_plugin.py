@@ -86,7 +86,7 @@ class VolumeBinding:
         has_pvc = False
         for name, ephemeral in pod_claim_names(pod):
             has_pvc = True
-            pvc = self._cluster.get_pvc(pod.namespace, name)
+            pvc = self._cluster.get("PersistentVolumeClaim", f"{pod.namespace}/{name}")
             if pvc is None:
                 if ephemeral:
                     return True, (
