@@ -24,6 +24,7 @@ from ._model import PodDisruptionBudget as PodDisruptionBudget
 from ._model import PodGroup as PodGroup
 from ._model import PodSpec as PodSpec
 from ._model import PodStatus as PodStatus
+from ._model import PodTemplate as PodTemplate
 from ._model import PreferredSchedulingTerm as PreferredSchedulingTerm
 from ._model import PriorityClass as PriorityClass
 from ._model import ReplicaSet as ReplicaSet
@@ -35,6 +36,7 @@ from ._model import Taint as Taint
 from ._model import Toleration as Toleration
 from ._model import TopologySpreadConstraint as TopologySpreadConstraint
 from ._model import WeightedPodAffinityTerm as WeightedPodAffinityTerm
+from ._names import FieldProblem as FieldProblem
 from ._quantity import InvalidQuantityError as InvalidQuantityError
 from ._quantity import parse_quantity as parse_quantity
 from ._quantity import quantity_value as quantity_value
@@ -48,15 +50,29 @@ from ._selectors import NodeSelector as NodeSelector
 from ._selectors import NodeSelectorRequirement as NodeSelectorRequirement
 from ._selectors import NodeSelectorTerm as NodeSelectorTerm
 from ._selectors import compile_requirements as compile_requirements
+from ._validation import SYSTEM_PRIORITY_CLASSES as SYSTEM_PRIORITY_CLASSES
+from ._validation import missing_priority_class as missing_priority_class
+from ._validation import validate_object as validate_object
+from ._workloads import POD_TEMPLATE_HASH_LABEL as POD_TEMPLATE_HASH_LABEL
+from ._workloads import DaemonSet as DaemonSet
+from ._workloads import Deployment as Deployment
+from ._workloads import Job as Job
+from ._workloads import compute_hash as compute_hash
 
 __all__ = [
     "DEFAULT_MEMORY_REQUEST",
     "DEFAULT_MILLI_CPU_REQUEST",
+    "POD_TEMPLATE_HASH_LABEL",
+    "SYSTEM_PRIORITY_CLASSES",
     "Affinity",
     "Container",
     "ContainerImage",
     "ContainerPort",
+    "DaemonSet",
+    "Deployment",
+    "FieldProblem",
     "InvalidQuantityError",
+    "Job",
     "KubeObject",
     "LabelMatcher",
     "LabelSelector",
@@ -79,6 +95,7 @@ __all__ = [
     "PodGroup",
     "PodSpec",
     "PodStatus",
+    "PodTemplate",
     "PreferredSchedulingTerm",
     "PriorityClass",
     "ReplicaSet",
@@ -91,11 +108,14 @@ __all__ = [
     "TopologySpreadConstraint",
     "WeightedPodAffinityTerm",
     "compile_requirements",
+    "compute_hash",
     "load_manifests",
+    "missing_priority_class",
     "parse_duration",
     "parse_quantity",
     "parse_time",
     "pod_requests",
     "quantity_value",
     "read_object",
+    "validate_object",
 ]

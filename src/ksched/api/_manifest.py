@@ -7,7 +7,7 @@ This is the only code that knows dict shapes. Every error names the object
 from __future__ import annotations
 
 import datetime as _dt
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, MutableSequence
 from typing import Any, TypeVar
 
 import yaml
@@ -33,6 +33,7 @@ from ._model import (
     PodGroup,
     PodSpec,
     PodStatus,
+    PodTemplate,
     PreferredSchedulingTerm,
     PriorityClass,
     ReplicaSet,
@@ -52,6 +53,8 @@ from ._selectors import (
     NodeSelectorRequirement,
     NodeSelectorTerm,
 )
+from ._validation import validate_object
+from ._workloads import DaemonSet, Deployment, Job, compute_hash
 
 __all__ = ["SIM_EPOCH", "KubeObject", "load_manifests", "parse_time", "read_object"]
 
@@ -66,6 +69,9 @@ KubeObject = (
     | ReplicationController
     | ReplicaSet
     | StatefulSet
+    | Deployment
+    | DaemonSet
+    | Job
 )
 
 SIM_EPOCH = _dt.datetime(2025, 1, 1, tzinfo=_dt.UTC)
@@ -393,8 +399,7 @@ def _spread(f: _Fields) -> TopologySpreadConstraint:
     )
 
 
-def _pod(f: _Fields) -> Pod:
-    spec, status = f.sub("spec"), f.sub("status")
+def _pod_spec(spec: _Fields) -> PodSpec:
     tolerations = tuple(
         Toleration(
             key=t.text("key"),
@@ -407,7 +412,7 @@ def _pod(f: _Fields) -> Pod:
         for t in spec.items("tolerations")
     )
     gates = tuple(g.text("name") for g in spec.items("schedulingGates"))
-    pod_spec = PodSpec(
+    return PodSpec(
         containers=tuple(_container(c) for c in spec.items("containers")),
         init_containers=tuple(_container(c) for c in spec.items("initContainers")),
         node_name=spec.opt_str("nodeName") or None,
@@ -424,6 +429,11 @@ def _pod(f: _Fields) -> Pod:
         scheduling_gates=gates,
         overhead=spec.resources("overhead"),
     )
+
+
+def _pod(f: _Fields) -> Pod:
+    spec, status = f.sub("spec"), f.sub("status")
+    pod_spec = _pod_spec(spec)
     pod_status = PodStatus(
         nominated_node_name=status.opt_str("nominatedNodeName") or None,
         start_time=status.time("startTime"),
@@ -502,17 +512,82 @@ def _rc(f: _Fields) -> ReplicationController:
     )
 
 
+def _template(f: _Fields, *, required: bool) -> PodTemplate | None:
+    if f.data.get("template") is None:
+        if required:
+            raise f.fail("template", "Required value")
+        return None
+    template = f.sub("template")
+    return PodTemplate(
+        metadata=_metadata(template.sub("metadata"), namespaced=True),
+        spec=_pod_spec(template.sub("spec")),
+        hash=compute_hash(template.data),
+    )
+
+
+def _count(f: _Fields, field: str, default: int) -> int:
+    value = f.integer(field, default)
+    return default if value is None else value
+
+
 def _rs(f: _Fields) -> ReplicaSet:
+    spec = f.sub("spec")
     return ReplicaSet(
         metadata=_metadata(f.sub("metadata"), namespaced=True),
-        selector=_opt_label_selector(f.sub("spec"), "selector"),
+        selector=_opt_label_selector(spec, "selector"),
+        replicas=_count(spec, "replicas", 1),
+        template=_template(spec, required=False),
     )
 
 
 def _sts(f: _Fields) -> StatefulSet:
+    spec = f.sub("spec")
     return StatefulSet(
         metadata=_metadata(f.sub("metadata"), namespaced=True),
-        selector=_opt_label_selector(f.sub("spec"), "selector"),
+        selector=_opt_label_selector(spec, "selector"),
+        replicas=_count(spec, "replicas", 1),
+        template=_template(spec, required=False),
+        pod_management_policy=spec.choice(
+            "podManagementPolicy", ("OrderedReady", "Parallel"), "OrderedReady"
+        )
+        or "OrderedReady",
+        service_name=spec.text("serviceName"),
+        volume_claim_templates=tuple(t.data for t in spec.items("volumeClaimTemplates")),
+    )
+
+
+def _deployment(f: _Fields) -> Deployment:
+    spec = f.sub("spec")
+    template = _template(spec, required=True)
+    assert template is not None
+    return Deployment(
+        metadata=_metadata(f.sub("metadata"), namespaced=True),
+        selector=_opt_label_selector(spec, "selector"),
+        replicas=_count(spec, "replicas", 1),
+        template=template,
+    )
+
+
+def _daemonset(f: _Fields) -> DaemonSet:
+    spec = f.sub("spec")
+    template = _template(spec, required=True)
+    assert template is not None
+    return DaemonSet(
+        metadata=_metadata(f.sub("metadata"), namespaced=True),
+        selector=_opt_label_selector(spec, "selector"),
+        template=template,
+    )
+
+
+def _job(f: _Fields) -> Job:
+    spec = f.sub("spec")
+    template = _template(spec, required=True)
+    assert template is not None
+    return Job(
+        metadata=_metadata(f.sub("metadata"), namespaced=True),
+        parallelism=_count(spec, "parallelism", 1),
+        completions=spec.integer("completions"),
+        template=template,
     )
 
 
@@ -527,6 +602,9 @@ _READERS: dict[str, Callable[[_Fields], Any]] = {
     "ReplicationController": _rc,
     "ReplicaSet": _rs,
     "StatefulSet": _sts,
+    "Deployment": _deployment,
+    "DaemonSet": _daemonset,
+    "Job": _job,
 }
 
 _NAMESPACED = {
@@ -537,6 +615,10 @@ _NAMESPACED = {
     "ReplicationController",
     "ReplicaSet",
     "StatefulSet",
+    "Deployment",
+    "DaemonSet",
+    "Job",
+    "CronJob",
 }
 
 
@@ -551,12 +633,27 @@ def describe(data: Mapping[str, Any]) -> str:
     return f"{kind} {name}"
 
 
-def read_object(data: object) -> KubeObject:
-    """One Kubernetes object from its dict form.
+def read_object(
+    data: object,
+    *,
+    strict: bool = True,
+    warnings: MutableSequence[str] | None = None,
+    names: bool = True,
+) -> KubeObject:
+    """One Kubernetes object from its dict form, checked as the API server checks it.
+
+    Args:
+        data: the object as a dict (from YAML or JSON).
+        strict: unknown fields are errors (as ``kubectl apply`` with strict field
+            validation); with False they are warnings.
+        warnings: where the warnings go, one line each (``Kind ns/name: message``).
+        names: hold object names to DNS-1123 (False for Scenario files, whose cases
+            keep upstream unit tests' names such as ``nodeA``).
 
     Raises:
-        ManifestError: unknown kind, missing name, or a malformed field; the message
-            names the object and the field.
+        ManifestError: unknown kind, missing name, a malformed field or a value the API
+            server rejects; the message names the object and the field path, one line
+            per problem.
     """
     if not isinstance(data, Mapping):
         raise ManifestError(f"expected a Kubernetes object (a mapping), got {data!r}")
@@ -564,15 +661,26 @@ def read_object(data: object) -> KubeObject:
     kind = data.get("kind")
     reader = _READERS.get(kind) if isinstance(kind, str) else None
     if reader is None:
+        if kind == "CronJob":
+            raise ManifestError(
+                f"{label}: kind: CronJob is not simulated (its schedule is wall-clock time); "
+                "give the Job it would create instead"
+            )
         raise ManifestError(f"{label}: kind: unsupported kind {kind!r}")
     meta = data.get("metadata")
     if not isinstance(meta, Mapping) or not meta.get("name"):
         raise ManifestError(f"{label}: metadata.name: required")
+    problems = validate_object(data, strict=strict, names=names)
+    errors = [f"{label}: {p}" for p in problems if not p.warning]
+    if errors:
+        raise ManifestError("\n".join(errors))
+    if warnings is not None:
+        warnings.extend(f"{label}: {p}" for p in problems if p.warning)
     obj: KubeObject = reader(_Fields(label, "", data))
     return obj
 
 
-def load_manifests(text: str, *, source: str = "<string>") -> list[KubeObject]:
+def load_manifests(text: str, *, source: str = "<string>", strict: bool = True) -> list[KubeObject]:
     """Every object in multi-document YAML (``kind: List`` items are unpacked)."""
     try:
         docs = [d for d in yaml.safe_load_all(text) if d is not None]
@@ -583,5 +691,5 @@ def load_manifests(text: str, *, source: str = "<string>") -> list[KubeObject]:
         items = (
             doc.get("items") if isinstance(doc, Mapping) and doc.get("kind") == "List" else [doc]
         )
-        out.extend(read_object(item) for item in items or [])
+        out.extend(read_object(item, strict=strict) for item in items or [])
     return out

@@ -13,6 +13,7 @@ from ._scenario import DEFAULT_SETTLE_MAX as DEFAULT_SETTLE_MAX
 from ._scenario import Scenario as Scenario
 from ._scenario import ScenarioError as ScenarioError
 from ._scenario import Step as Step
+from ._scenario import admit_priorities as admit_priorities
 from ._scenario import load_scenario as load_scenario
 from ._scenario import parse_scenario as parse_scenario
 
@@ -23,6 +24,7 @@ __all__ = [
     "Scenario",
     "ScenarioError",
     "Step",
+    "admit_priorities",
     "check_scenario",
     "load_scenario",
     "parse_duration",
