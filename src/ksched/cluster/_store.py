@@ -10,6 +10,9 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from ..api import (
+    DaemonSet,
+    Deployment,
+    Job,
     Namespace,
     Node,
     Pod,
@@ -38,6 +41,9 @@ KINDS: dict[type, str] = {
     ReplicationController: "ReplicationController",
     ReplicaSet: "ReplicaSet",
     StatefulSet: "StatefulSet",
+    Deployment: "Deployment",
+    DaemonSet: "DaemonSet",
+    Job: "Job",
 }
 
 
