@@ -4,6 +4,7 @@ from ._duration import parse_duration as parse_duration
 from ._manifest import KubeObject as KubeObject
 from ._manifest import load_manifests as load_manifests
 from ._manifest import parse_time as parse_time
+from ._manifest import read_manifest as read_manifest
 from ._manifest import read_object as read_object
 from ._model import Affinity as Affinity
 from ._model import Container as Container
@@ -116,6 +117,7 @@ __all__ = [
     "parse_time",
     "pod_requests",
     "quantity_value",
+    "read_manifest",
     "read_object",
     "validate_object",
 ]

@@ -56,7 +56,14 @@ from ._selectors import (
 from ._validation import validate_object
 from ._workloads import DaemonSet, Deployment, Job, compute_hash
 
-__all__ = ["SIM_EPOCH", "KubeObject", "load_manifests", "parse_time", "read_object"]
+__all__ = [
+    "SIM_EPOCH",
+    "KubeObject",
+    "load_manifests",
+    "parse_time",
+    "read_manifest",
+    "read_object",
+]
 
 KubeObject = (
     Node
@@ -633,27 +640,12 @@ def describe(data: Mapping[str, Any]) -> str:
     return f"{kind} {name}"
 
 
-def read_object(
-    data: object,
-    *,
-    strict: bool = True,
-    warnings: MutableSequence[str] | None = None,
-    names: bool = True,
-) -> KubeObject:
-    """One Kubernetes object from its dict form, checked as the API server checks it.
-
-    Args:
-        data: the object as a dict (from YAML or JSON).
-        strict: unknown fields are errors (as ``kubectl apply`` with strict field
-            validation); with False they are warnings.
-        warnings: where the warnings go, one line each (``Kind ns/name: message``).
-        names: hold object names to DNS-1123 (False for Scenario files, whose cases
-            keep upstream unit tests' names such as ``nodeA``).
+def read_object(data: object) -> KubeObject:
+    """One Kubernetes object from its dict form, as given (see ``read_manifest``).
 
     Raises:
-        ManifestError: unknown kind, missing name, a malformed field or a value the API
-            server rejects; the message names the object and the field path, one line
-            per problem.
+        ManifestError: unknown kind, missing name, or a malformed field; the message
+            names the object and the field.
     """
     if not isinstance(data, Mapping):
         raise ManifestError(f"expected a Kubernetes object (a mapping), got {data!r}")
@@ -670,14 +662,43 @@ def read_object(
     meta = data.get("metadata")
     if not isinstance(meta, Mapping) or not meta.get("name"):
         raise ManifestError(f"{label}: metadata.name: required")
-    problems = validate_object(data, strict=strict, names=names)
-    errors = [f"{label}: {p}" for p in problems if not p.warning]
-    if errors:
-        raise ManifestError("\n".join(errors))
-    if warnings is not None:
-        warnings.extend(f"{label}: {p}" for p in problems if p.warning)
     obj: KubeObject = reader(_Fields(label, "", data))
     return obj
+
+
+def read_manifest(
+    data: object,
+    *,
+    strict: bool = True,
+    warnings: MutableSequence[str] | None = None,
+    names: bool = True,
+) -> KubeObject:
+    """One object from a user's manifest: checked as the API server checks it, then read.
+
+    Args:
+        data: the object as a dict (from YAML or JSON).
+        strict: unknown fields are errors (as ``kubectl apply`` with strict field
+            validation); with False they are warnings.
+        warnings: where the warnings go, one line each (``Kind ns/name: message``).
+        names: hold object names to DNS-1123 (False for Scenario files, whose cases
+            keep upstream unit tests' names such as ``nodeA``).
+
+    Raises:
+        ManifestError: unknown kind, missing name, a malformed field or a value the API
+            server rejects; the message names the object and the field path, one line
+            per problem.
+    """
+    if isinstance(data, Mapping) and data.get("kind") in _READERS:
+        meta = data.get("metadata")
+        if isinstance(meta, Mapping) and meta.get("name"):
+            label = describe(data)
+            problems = validate_object(data, strict=strict, names=names)
+            errors = [f"{label}: {p}" for p in problems if not p.warning]
+            if errors:
+                raise ManifestError("\n".join(errors))
+            if warnings is not None:
+                warnings.extend(f"{label}: {p}" for p in problems if p.warning)
+    return read_object(data)
 
 
 def load_manifests(text: str, *, source: str = "<string>", strict: bool = True) -> list[KubeObject]:
@@ -691,5 +712,5 @@ def load_manifests(text: str, *, source: str = "<string>", strict: bool = True) 
         items = (
             doc.get("items") if isinstance(doc, Mapping) and doc.get("kind") == "List" else [doc]
         )
-        out.extend(read_object(item, strict=strict) for item in items or [])
+        out.extend(read_manifest(item, strict=strict) for item in items or [])
     return out

@@ -24,7 +24,7 @@ import attrs
 import yaml
 
 from .._errors import ConfigError, ManifestError
-from ..api import KubeObject, read_object
+from ..api import KubeObject, read_manifest
 from ..cluster import object_key
 from ..config import SchedulerConfig, parse_config
 from ..simulate import (
@@ -112,7 +112,7 @@ class _Collected:
     def add_object(self, data: Any, where: str) -> None:
         found: list[str] = []
         try:
-            obj = read_object(data, strict=self.strict, warnings=found)
+            obj = read_manifest(data, strict=self.strict, warnings=found)
         except ManifestError as exc:
             lines = str(exc).splitlines()
             raise InputError("\n".join(f"{where}: {line}" for line in lines)) from None

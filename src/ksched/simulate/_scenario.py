@@ -16,7 +16,7 @@ from ..api import (
     PriorityClass,
     missing_priority_class,
     parse_duration,
-    read_object,
+    read_manifest,
 )
 from ..cluster import object_key
 from ..config import SchedulerConfig, parse_config
@@ -78,7 +78,7 @@ def _objects(raw: Any, where: str, how: _Reading) -> tuple[KubeObject, ...]:
     for i, item in enumerate(raw):
         found: list[str] = []
         try:
-            out.append(read_object(item, strict=how.strict, warnings=found, names=False))
+            out.append(read_manifest(item, strict=how.strict, warnings=found, names=False))
         except ManifestError as exc:
             lines = str(exc).splitlines()
             raise ScenarioError("\n".join(f"{where}[{i}]: {line}" for line in lines)) from None
