@@ -189,5 +189,5 @@ def test_load_config_file(tmp_path: Path) -> None:
         load_config_file(bad)
     assert str(info.value) == (
         f"{bad}: KubeSchedulerConfiguration: percentageOfNodesToScore: "
-        "must be between 0 and 100, got 130"
+        "Invalid value: 130: not in valid range [0-100]"
     )
