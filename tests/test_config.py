@@ -246,12 +246,12 @@ def test_unknown_plugin_is_a_config_error() -> None:
 
 
 def test_missing_queue_sort() -> None:
-    with pytest.raises(ConfigError, match="plugins.queueSort: no queue sort plugin is enabled"):
+    with pytest.raises(ConfigError, match=r"plugins\.queueSort: no queue sort plugin is enabled"):
         _build(_profile("Bind"))
 
 
 def test_missing_bind() -> None:
-    with pytest.raises(ConfigError, match="plugins.bind: at least one bind plugin is needed"):
+    with pytest.raises(ConfigError, match=r"plugins\.bind: at least one bind plugin is needed"):
         _build(_profile("Sort"))
 
 
@@ -268,7 +268,7 @@ def test_point_not_implemented() -> None:
         }
     )
     with pytest.raises(
-        ConfigError, match="plugins.filter: plugin 'Bind' does not extend FilterPlugin plugin"
+        ConfigError, match=r"plugins\.filter: plugin 'Bind' does not extend FilterPlugin plugin"
     ):
         _build(profile)
 

@@ -441,8 +441,8 @@ def test_config_validate(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     [
         (
             ("profiles:", "percentageOfNodesToScore: 101\nprofiles:"),
-            "KubeSchedulerConfiguration: percentageOfNodesToScore: Invalid value: 101: not in valid "
-            "range [0-100]",
+            "KubeSchedulerConfiguration: percentageOfNodesToScore: Invalid value: 101: "
+            "not in valid range [0-100]",
         ),
         (
             ("multiPoint:", "sorting:"),
