@@ -314,8 +314,12 @@ def _pod_affinity_term(term: Mapping[str, Any], path: str) -> Iterator[FieldProb
         yield required(f"{path}.topologyKey", "can not be empty")
     else:
         yield from _label_name(topology_key, f"{path}.topologyKey")
-    if term.get("labelSelector") is not None:
-        yield from _label_selector(_map(term["labelSelector"]), f"{path}.labelSelector")
+    for field in ("labelSelector", "namespaceSelector"):
+        if term.get(field) is not None:
+            yield from _label_selector(_map(term[field]), f"{path}.{field}")
+    for namespace in _list(term.get("namespaces")):
+        for msg in is_dns1123_label(str(namespace)):
+            yield invalid(f"{path}.namespace", namespace, msg)  # upstream's path
 
 
 _REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
