@@ -92,12 +92,15 @@ def _pending_pods(scenario: Any) -> set[str]:
     return {o.key for o in objects if isinstance(o, Pod) and not o.spec.node_name}
 
 
-def _all_pods(scenario: Any) -> set[str]:
+def _all_pods(scenario: Any) -> set[str] | None:
+    """The pods the scenario names; None when controllers make pods of their own."""
     from ..api import Pod
 
     objects = list(scenario.objects)
     for step in scenario.steps:
         objects.extend(step.objects)
+    if any(getattr(o, "template", None) is not None for o in objects):
+        return None
     return {o.key for o in objects if isinstance(o, Pod)}
 
 
@@ -170,7 +173,7 @@ def _simulate(args: argparse.Namespace) -> int:
     explain_pods = [_pod_key(p) for p in args.explain or ()]
     known = _all_pods(scenario)
     for key in explain_pods:
-        if key not in known:
+        if known is not None and key not in known:
             raise KschedError(f"--explain {key}: the scenario has no such pod")
     if args.plot:
         require_matplotlib()
