@@ -14,7 +14,9 @@ it never raises on a malformed shape (the reader in ``_manifest`` reports those)
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Iterator, Mapping
+from fractions import Fraction
 from typing import Any
 
 from ._names import (
@@ -51,6 +53,8 @@ _PROTOCOLS = ("SCTP", "TCP", "UDP")
 
 
 def _map(value: Any) -> Mapping[str, Any]:
+    if type(value) is dict:  # what YAML gives; the ABC check below is slower
+        return value
     return value if isinstance(value, Mapping) else {}
 
 
@@ -104,29 +108,42 @@ def _meta(
 # ---- quantities --------------------------------------------------------------------
 
 
-def _quantities(raw: Mapping[str, Any], path: str) -> dict[str, Any]:
-    """Parsed quantities by resource; negative ones reported by the caller."""
+@functools.lru_cache(maxsize=4096)
+def _parsed(text: str | int | float) -> Fraction | None:
+    try:
+        return parse_quantity(text)
+    except InvalidQuantityError:
+        return None  # the reader names the malformed quantity
+
+
+def _quantities(raw: Mapping[str, Any]) -> dict[str, tuple[Fraction, Any]]:
+    """Parsed quantities by resource (the malformed left out)."""
     out = {}
     for name, text in raw.items():
-        try:
-            out[str(name)] = (parse_quantity(text), text)
-        except InvalidQuantityError:
-            continue  # the reader names the malformed quantity
+        value = _parsed(text) if isinstance(text, str | int | float) else None
+        if value is not None:
+            out[str(name)] = (value, text)
     return out
 
 
-def _non_negative(raw: Mapping[str, Any], path: str) -> Iterator[FieldProblem]:
-    for name, (value, text) in _quantities(raw, path).items():
+def _negative(quantities: Mapping[str, tuple[Fraction, Any]], path: str) -> Iterator[FieldProblem]:
+    for name, (value, text) in quantities.items():
         if value < 0:
             yield invalid(f"{path}[{name}]", text, _NOT_NEGATIVE)
 
 
+def _non_negative(raw: Mapping[str, Any], path: str) -> Iterator[FieldProblem]:
+    yield from _negative(_quantities(raw), path)
+
+
 def _resources(res: Mapping[str, Any], path: str) -> Iterator[FieldProblem]:
-    limits_raw, requests_raw = _map(res.get("limits")), _map(res.get("requests"))
-    yield from _non_negative(limits_raw, f"{path}.limits")
-    yield from _non_negative(requests_raw, f"{path}.requests")
-    limits = _quantities(limits_raw, path)
-    for name, (value, text) in _quantities(requests_raw, path).items():
+    if not res:
+        return
+    limits = _quantities(_map(res.get("limits")))
+    requests = _quantities(_map(res.get("requests")))
+    yield from _negative(limits, f"{path}.limits")
+    yield from _negative(requests, f"{path}.requests")
+    for name, (value, text) in requests.items():
         if name in limits and value > limits[name][0]:
             limit_text = limits[name][1]
             yield invalid(
