@@ -4,7 +4,6 @@ from ._duration import parse_duration as parse_duration
 from ._manifest import KubeObject as KubeObject
 from ._manifest import load_manifests as load_manifests
 from ._manifest import parse_time as parse_time
-from ._manifest import read_manifest as read_manifest
 from ._manifest import read_object as read_object
 from ._model import Affinity as Affinity
 from ._model import Container as Container
@@ -53,6 +52,7 @@ from ._selectors import NodeSelectorTerm as NodeSelectorTerm
 from ._selectors import compile_requirements as compile_requirements
 from ._validation import SYSTEM_PRIORITY_CLASSES as SYSTEM_PRIORITY_CLASSES
 from ._validation import missing_priority_class as missing_priority_class
+from ._validation import read_manifest as read_manifest
 from ._validation import validate_object as validate_object
 from ._workloads import POD_TEMPLATE_HASH_LABEL as POD_TEMPLATE_HASH_LABEL
 from ._workloads import DaemonSet as DaemonSet

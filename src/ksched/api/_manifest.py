@@ -7,7 +7,7 @@ This is the only code that knows dict shapes. Every error names the object
 from __future__ import annotations
 
 import datetime as _dt
-from collections.abc import Callable, Iterable, Mapping, MutableSequence
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
 import yaml
@@ -53,7 +53,6 @@ from ._selectors import (
     NodeSelectorRequirement,
     NodeSelectorTerm,
 )
-from ._validation import validate_object
 from ._workloads import DaemonSet, Deployment, Job, compute_hash
 
 __all__ = [
@@ -61,7 +60,6 @@ __all__ = [
     "KubeObject",
     "load_manifests",
     "parse_time",
-    "read_manifest",
     "read_object",
 ]
 
@@ -666,39 +664,10 @@ def read_object(data: object) -> KubeObject:
     return obj
 
 
-def read_manifest(
-    data: object,
-    *,
-    strict: bool = True,
-    warnings: MutableSequence[str] | None = None,
-    names: bool = True,
-) -> KubeObject:
-    """One object from a user's manifest: checked as the API server checks it, then read.
+def _checked(item: object, strict: bool) -> KubeObject:
+    from ._validation import read_manifest  # the checks build on this module's reader
 
-    Args:
-        data: the object as a dict (from YAML or JSON).
-        strict: unknown fields are errors (as ``kubectl apply`` with strict field
-            validation); with False they are warnings.
-        warnings: where the warnings go, one line each (``Kind ns/name: message``).
-        names: hold object names to DNS-1123 (False for Scenario files, whose cases
-            keep upstream unit tests' names such as ``nodeA``).
-
-    Raises:
-        ManifestError: unknown kind, missing name, a malformed field or a value the API
-            server rejects; the message names the object and the field path, one line
-            per problem.
-    """
-    if isinstance(data, Mapping) and data.get("kind") in _READERS:
-        meta = data.get("metadata")
-        if isinstance(meta, Mapping) and meta.get("name"):
-            label = describe(data)
-            problems = validate_object(data, strict=strict, names=names)
-            errors = [f"{label}: {p}" for p in problems if not p.warning]
-            if errors:
-                raise ManifestError("\n".join(errors))
-            if warnings is not None:
-                warnings.extend(f"{label}: {p}" for p in problems if p.warning)
-    return read_object(data)
+    return read_manifest(item, strict=strict)
 
 
 def load_manifests(text: str, *, source: str = "<string>", strict: bool = True) -> list[KubeObject]:
@@ -712,5 +681,5 @@ def load_manifests(text: str, *, source: str = "<string>", strict: bool = True) 
         items = (
             doc.get("items") if isinstance(doc, Mapping) and doc.get("kind") == "List" else [doc]
         )
-        out.extend(read_manifest(item, strict=strict) for item in items or [])
+        out.extend(_checked(item, strict) for item in items or [])
     return out

@@ -290,7 +290,7 @@ SCHEMAS: Mapping[str, Schema] = {
         )
     ),
 }
-"""Kind -> its field table."""
+"""Kind -> its field table. A kind ksched reads has one: ``read_manifest`` checks only these."""
 
 API_VERSIONS: Mapping[str, tuple[str, ...]] = {
     "Pod": ("v1",),
@@ -334,8 +334,3 @@ def unknown_fields(kind: str, data: Mapping[str, Any]) -> list[str]:
     """
     schema = SCHEMAS.get(kind)
     return [] if schema is None else list(_walk(schema, data, ""))
-
-
-def template_unknown_fields(data: Mapping[str, Any], path: str) -> list[str]:
-    """Unknown fields of a bare pod template (for Scenario extensions)."""
-    return list(_walk(POD_TEMPLATE, data, path))
