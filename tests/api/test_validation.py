@@ -147,6 +147,14 @@ POD_CASES = [
         "requests": {"memory": "-1Gi"}}}]),
      "spec.containers[0].resources.requests[memory]",
      'Invalid value: "-1Gi": must be greater than or equal to 0'),
+    ("resource name typo", pod(containers=[{"name": "ctr", "resources": {
+        "requests": {"cpus": "1"}}}]),
+     "spec.containers[0].resources.requests[cpus]",
+     'Invalid value: "cpus": must be a standard resource for containers'),
+    ("extended resource request below limit", pod(containers=[{"name": "ctr", "resources": {
+        "requests": {"nvidia.com/gpu": "1"}, "limits": {"nvidia.com/gpu": "2"}}}]),
+     "spec.containers[0].resources.requests",
+     'Invalid value: "1": must be equal to nvidia.com/gpu limit of 2'),
     ("container port out of range", pod(containers=[{"name": "ctr", "ports": [
         {"containerPort": 65536}]}]),
      "spec.containers[0].ports[0].containerPort",
@@ -322,3 +330,11 @@ def test_a_valid_deployment_is_read_with_its_template_hash() -> None:
 def test_cronjob_is_out_of_scope_with_a_clear_error() -> None:
     with pytest.raises(ManifestError, match="CronJob is not simulated"):
         read_manifest({"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "c"}})
+
+
+def test_requests_default_to_limits_as_the_api_server_defaults_them() -> None:
+    obj = pod(containers=[{"name": "ctr", "resources": {
+        "requests": {"cpu": "250m"}, "limits": {"cpu": "1", "nvidia.com/gpu": "2"}}}])  # fmt: skip
+    parsed = read_manifest(obj)
+    assert isinstance(parsed, Pod)
+    assert parsed.spec.containers[0].requests == {"cpu": 250, "nvidia.com/gpu": 2}

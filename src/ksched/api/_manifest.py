@@ -325,11 +325,13 @@ def _container(f: _Fields) -> Container:
         )
         for p in f.items("ports")
     )
+    limits = res.resources("limits")
     return Container(
         name=f.text("name"),
         image=f.text("image"),
-        requests=res.resources("requests"),
-        limits=res.resources("limits"),
+        # the API server defaults a request missing beside a limit to the limit
+        requests={**limits, **res.resources("requests")},
+        limits=limits,
         ports=ports,
         restart_policy=f.opt_str("restartPolicy"),
     )

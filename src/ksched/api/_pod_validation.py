@@ -114,16 +114,69 @@ def non_negative_problems(raw: Mapping[str, Any], path: str) -> Iterator[FieldPr
     yield from _negative(_quantities(raw), path)
 
 
+_STANDARD_CONTAINER_RESOURCES = frozenset({"cpu", "memory", "ephemeral-storage"})
+_STANDARD_RESOURCES = _STANDARD_CONTAINER_RESOURCES | {
+    "pods",
+    "services",
+    "replicationcontrollers",
+    "resourcequotas",
+    "secrets",
+    "configmaps",
+    "persistentvolumeclaims",
+    "storage",
+    "services.nodeports",
+    "services.loadbalancers",
+    "requests.cpu",
+    "requests.memory",
+    "requests.ephemeral-storage",
+    "requests.storage",
+    "limits.cpu",
+    "limits.memory",
+    "limits.ephemeral-storage",
+}
+"""pkg/apis/core/helper standardResources and standardContainerResources."""
+
+
+def _resource_name(name: str, path: str) -> Iterator[FieldProblem]:
+    """validateContainerResourceName (after validateResourceName)."""
+    msgs = is_qualified_name(name)
+    for msg in msgs:
+        yield invalid(path, name, msg)
+    if msgs or "/" in name:
+        return
+    huge_pages = name.startswith("hugepages-")
+    if name not in _STANDARD_RESOURCES and not huge_pages:
+        yield invalid(path, name, "must be a standard resource type or fully qualified")
+    if name not in _STANDARD_CONTAINER_RESOURCES and not huge_pages:
+        yield invalid(path, name, "must be a standard resource for containers")
+
+
+def _overcommit_allowed(name: str) -> bool:
+    """helper.IsOvercommitAllowed: native resources but huge pages."""
+    native = "/" not in name or "kubernetes.io/" in name
+    return native and not name.startswith("hugepages-")
+
+
 def _resources(res: Mapping[str, Any], path: str) -> Iterator[FieldProblem]:
     if not res:
         return
     limits = _quantities(as_map(res.get("limits")))
     requests = _quantities(as_map(res.get("requests")))
+    for name in limits:
+        yield from _resource_name(name, f"{path}.limits[{name}]")
     yield from _negative(limits, f"{path}.limits")
+    for name in requests:
+        yield from _resource_name(name, f"{path}.requests[{name}]")
     yield from _negative(requests, f"{path}.requests")
     for name, (value, text) in requests.items():
-        if name in limits and value > limits[name][0]:
-            limit_text = limits[name][1]
+        if name not in limits:
+            continue
+        limit, limit_text = limits[name]
+        if value != limit and not _overcommit_allowed(name):
+            yield invalid(
+                f"{path}.requests", text, f"must be equal to {name} limit of {limit_text}"
+            )
+        elif value > limit:
             yield invalid(
                 f"{path}.requests",
                 text,
