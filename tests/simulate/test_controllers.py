@@ -256,3 +256,13 @@ def test_system_priority_classes_exist() -> None:
     extra = "priorityClassName: system-node-critical, "
     report = scenario([node("n1"), workload("DaemonSet", "agent", "", extra=extra)])
     assert len(pods_of(report, "DaemonSet default/agent")) == 1
+
+
+def test_replication_controller_with_a_template_makes_its_pods() -> None:
+    rc = (
+        "{apiVersion: v1, kind: ReplicationController, metadata: {name: legacy}, spec: "
+        "{replicas: 2, selector: {app: legacy}, template: {metadata: {labels: {app: legacy}}, "
+        "spec: {containers: [{name: c}]}}}}"
+    )
+    report = scenario([node("n1"), rc])
+    assert len(pods_of(report, "ReplicationController default/legacy")) == 2

@@ -513,9 +513,12 @@ def _service(f: _Fields) -> Service:
 
 
 def _rc(f: _Fields) -> ReplicationController:
+    spec = f.sub("spec")
     return ReplicationController(
         metadata=_metadata(f.sub("metadata"), namespaced=True),
-        selector=f.sub("spec").string_map("selector"),
+        selector=spec.string_map("selector"),
+        replicas=_count(spec, "replicas", 1),
+        template=_template(spec, required=False),
     )
 
 

@@ -349,8 +349,12 @@ class Service:
 
 @attrs.frozen(kw_only=True)
 class ReplicationController:
+    """v1 ReplicationController. Without ``template`` it only lends its selector to spreading."""
+
     metadata: ObjectMeta
     selector: Mapping[str, str] = attrs.field(factory=_empty_map, hash=False)
+    replicas: int = 1
+    template: PodTemplate | None = None
 
 
 @attrs.frozen(kw_only=True)

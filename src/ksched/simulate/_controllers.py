@@ -40,6 +40,7 @@ from ..api import (
     Pod,
     PodTemplate,
     ReplicaSet,
+    ReplicationController,
     StatefulSet,
     Toleration,
 )
@@ -59,7 +60,14 @@ DAEMON_POD_TOLERATIONS: tuple[Toleration, ...] = (
 """What the DaemonSet controller adds to every daemon pod (network-unavailable too
 with hostNetwork, which ksched does not model)."""
 
-_OWNER_KINDS = ("Deployment", "ReplicaSet", "StatefulSet", "Job", "DaemonSet")
+_OWNER_KINDS = (
+    "Deployment",
+    "ReplicaSet",
+    "ReplicationController",
+    "StatefulSet",
+    "Job",
+    "DaemonSet",
+)
 _NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"
 VolumeClaims = Callable[[StatefulSet, int], Sequence[Any]]
 
@@ -174,8 +182,8 @@ class Controllers:
                 self._cascade(kind, key)
             elif isinstance(obj, Deployment):
                 self._deployment(obj)
-            elif isinstance(obj, ReplicaSet) and obj.template is not None:
-                self._replicas(obj, obj.template, obj.replicas, "ReplicaSet")
+            elif isinstance(obj, ReplicaSet | ReplicationController) and obj.template is not None:
+                self._replicas(obj, obj.template, obj.replicas, kind)
             elif isinstance(obj, Job):
                 active = obj.parallelism
                 if obj.completions is not None:
@@ -308,7 +316,11 @@ class Controllers:
         return names
 
     def _replicas(
-        self, owner: ReplicaSet | Job, template: PodTemplate, desired: int, kind: str
+        self,
+        owner: ReplicaSet | ReplicationController | Job,
+        template: PodTemplate,
+        desired: int,
+        kind: str,
     ) -> None:
         meta = owner.metadata
         pods = self._pods_of(kind, meta.key)

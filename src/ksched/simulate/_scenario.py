@@ -88,7 +88,7 @@ def _objects(raw: Any, where: str, how: _Reading) -> tuple[KubeObject, ...]:
 
 
 _STEP_ACTIONS = ("settle", "advance", "create", "update", "delete", "scale")
-SCALABLE = ("Deployment", "ReplicaSet", "StatefulSet", "Job")
+SCALABLE = ("Deployment", "ReplicaSet", "ReplicationController", "StatefulSet", "Job")
 
 
 def _scale(value: Any, where: str, expect: Mapping[str, Any] | None) -> Step:
