@@ -266,3 +266,14 @@ def test_replication_controller_with_a_template_makes_its_pods() -> None:
     )
     report = scenario([node("n1"), rc])
     assert len(pods_of(report, "ReplicationController default/legacy")) == 2
+
+
+def test_a_node_added_later_gets_its_daemon_pod_at_that_simulated_time() -> None:
+    steps = f"  - settle: {{}}\n  - advance: 30s\n  - create: [{node('n2')}]\n  - settle: {{}}\n"
+    report = scenario([node("n1"), workload("DaemonSet", "agent", "")], steps)
+    bound = {
+        e["details"].get("node"): e["time"]
+        for e in report["events"]
+        if e["kind"] == "Bound" and e["pod"].startswith("default/agent-")
+    }
+    assert bound == {"n1": 0.0, "n2": 30.0}

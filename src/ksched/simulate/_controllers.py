@@ -17,6 +17,7 @@ their own task, so their pods appear in simulated time, after the change that as
 from __future__ import annotations
 
 import random
+import uuid
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -83,10 +84,13 @@ def owner_of(obj: Any) -> tuple[str, str] | None:
     return None
 
 
+def _uid(kind: str, meta: ObjectMeta) -> str:
+    """The object's uid, or a stable one made from its kind and key (as a uid reads)."""
+    return meta.uid or str(uuid.uuid5(uuid.NAMESPACE_URL, f"ksched:{kind}/{meta.key}"))
+
+
 def _owner_ref(kind: str, meta: ObjectMeta) -> OwnerReference:
-    return OwnerReference(
-        kind=kind, name=meta.name, uid=meta.uid or f"{kind}/{meta.key}", controller=True
-    )
+    return OwnerReference(kind=kind, name=meta.name, uid=_uid(kind, meta), controller=True)
 
 
 def _tolerated(node: Node, tolerations: Iterable[Toleration]) -> bool:
@@ -327,7 +331,7 @@ class Controllers:
         if len(pods) < desired:
             extra: dict[str, str] = {}
             if kind == "Job":
-                uid = meta.uid or f"Job/{meta.key}"
+                uid = _uid("Job", meta)
                 extra = {
                     "batch.kubernetes.io/controller-uid": uid,
                     "batch.kubernetes.io/job-name": meta.name,
