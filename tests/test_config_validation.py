@@ -120,3 +120,24 @@ async def test_plugin_args_error_names_its_plugin_config_entry() -> None:
         "profile 'default-scheduler': pluginConfig[1] InterPodAffinity"
     )
     assert "hardPodAffinityWeigth" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("args", "field"),
+    [({"defaultConstrains": []}, "defaultConstrains"),
+     ({"defaultConstraints": [{"maxSkew": 1, "topologyKey": "zone",
+                               "whenUnsatisfiable": "DoNotSchedule", "maxSkw": 2}]},
+      "defaultConstraints[0].maxSkw")],
+    ids=["args", "constraint"],
+)  # fmt: skip
+@pytest.mark.anyio
+async def test_pod_topology_spread_args_are_decoded_strictly(
+    args: dict[str, Any], field: str
+) -> None:
+    data = {"profiles": [{"pluginConfig": [{"name": "PodTopologySpread", "args": args}]}]}
+    with pytest.raises(ConfigError) as info:
+        await _open(data)
+    assert str(info.value) == (
+        "profile 'default-scheduler': pluginConfig[0] PodTopologySpread: args: "
+        f'unknown field "{field}"'
+    )
