@@ -112,3 +112,20 @@ def test_check_rejects_unknown_fields_in_scenarios_unless_told(
     assert main(["check", str(path)]) == 1
     assert 'unknown field "spec.unschedulabel"' in capsys.readouterr().out
     assert main(["check", "--no-strict", str(path)]) == 0
+
+
+def test_workload_naming_a_missing_priority_class(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "app.yaml"
+    path.write_text(
+        NODE + "---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n"
+        "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n"
+        "    spec: {priorityClassName: gold, containers: [{name: c}]}\n"
+    )
+    assert main(["simulate", "-f", str(path)]) == 2
+    assert capsys.readouterr().err == (
+        f"ksched: error: {path}: document 2: Deployment default/web: "
+        "spec.template.spec.priorityClassName: its pods would be refused: "
+        'pods "web-..." is forbidden: no PriorityClass with name gold was found\n'
+    )

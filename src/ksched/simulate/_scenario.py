@@ -199,15 +199,15 @@ def load_scenario(path: str | Path, *, strict: bool = True) -> Scenario:
 
 
 def _pod_templates(obj: KubeObject) -> Iterator[tuple[str, str, str]]:
-    """(resource, field path, priorityClassName) of a pod or a workload's pod template."""
+    """(pod name, field path, priorityClassName) of a pod or a workload's pod template."""
     if isinstance(obj, Pod):
-        yield "pods", "spec.priorityClassName", obj.spec.priority_class_name
+        yield obj.name, "spec.priorityClassName", obj.spec.priority_class_name
         return
     template = getattr(obj, "template", None)
     if template is not None:
-        resource = type(obj).__name__.lower() + "s"
-        path = "spec.template.spec.priorityClassName"
-        yield resource, path, template.spec.priority_class_name
+        # the workload is admitted; each pod its controller creates is refused
+        name = f"{obj.metadata.name}-..."  # type: ignore[union-attr]  # workloads have one
+        yield name, "spec.template.spec.priorityClassName", template.spec.priority_class_name
 
 
 def admit_priorities(
@@ -215,7 +215,9 @@ def admit_priorities(
 ) -> None:
     """The Priority admission plugin: a pod may only name a PriorityClass that exists.
 
-    The classes are those the scenario creates anywhere (before or after the pod).
+    The classes are those the scenario creates anywhere (before or after the pod). A
+    workload naming a missing class is refused too: the API server would take it and
+    refuse every pod its controller creates, so the simulation could only mislead.
     ``defined_in`` says where each object was read, for the message.
 
     Raises:
@@ -226,10 +228,11 @@ def admit_priorities(
         objects.extend(step.objects)
     classes = [o.name for o in objects if isinstance(o, PriorityClass)]
     for obj in objects:
-        for resource, path, class_name in _pod_templates(obj):
-            name = obj.metadata.name  # type: ignore[union-attr]  # pods and workloads
-            refusal = missing_priority_class(resource, name, class_name, classes)
+        for name, path, class_name in _pod_templates(obj):
+            refusal = missing_priority_class("pods", name, class_name, classes)
             if refusal is not None:
                 key = (type(obj).__name__, object_key(obj))
                 where = (defined_in or {}).get(key, scenario.path)
+                if not isinstance(obj, Pod):
+                    refusal = f"its pods would be refused: {refusal}"
                 raise ScenarioError(f"{where}: {key[0]} {key[1]}: {path}: {refusal}")
