@@ -129,3 +129,15 @@ def test_workload_naming_a_missing_priority_class(
         "spec.template.spec.priorityClassName: its pods would be refused: "
         'pods "web-..." is forbidden: no PriorityClass with name gold was found\n'
     )
+
+
+def test_a_typo_in_expect_fails_the_check_instead_of_passing_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text(
+        "apiVersion: ksched/v1alpha1\nkind: Scenario\nmetadata: {name: s}\nobjects: []\n"
+        "expect: {placement: {default/p: n1}}\n"
+    )
+    assert main(["check", str(path)]) == 1
+    assert f'{path}: expect: unknown field "placement"' in capsys.readouterr().out

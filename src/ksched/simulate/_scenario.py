@@ -70,6 +70,26 @@ class _Reading:
     strict: bool = True
     warnings: MutableSequence[str] | None = None
 
+    def fields(self, data: Mapping[str, Any], known: frozenset[str], where: str) -> None:
+        """An unknown field is an error (a warning when not strict): a typo in ``expect``
+        would otherwise make a check pass without checking anything."""
+        for key in data:
+            if key in known:
+                continue
+            message = f'{where}: unknown field "{key}"'
+            if self.strict:
+                raise ScenarioError(message)
+            if self.warnings is not None:
+                self.warnings.append(message)
+
+
+_SCENARIO_FIELDS = frozenset(
+    {"apiVersion", "kind", "metadata", "config", "objects", "steps", "expect"}
+)
+_METADATA_FIELDS = frozenset({"name", "source", "labels", "annotations"})
+_EXPECT_FIELDS = frozenset({"placements", "pods", "evicted", "nominated", "explain", "error"})
+_STEP_EXPECT_FIELDS = frozenset({"placements", "pods", "evicted", "nominated"})
+
 
 def _objects(raw: Any, where: str, how: _Reading) -> tuple[KubeObject, ...]:
     if not isinstance(raw, list):
@@ -119,6 +139,8 @@ def _step(raw: Any, where: str, how: _Reading) -> Step:
     expect = raw.get("expect")
     if expect is not None and not isinstance(expect, Mapping):
         raise ScenarioError(f"{where}.expect: expected a mapping")
+    if expect is not None:
+        how.fields(expect, _STEP_EXPECT_FIELDS, f"{where}.expect")
     if not actions:
         return Step("none", expect=expect)
     action = actions[0]
@@ -160,15 +182,19 @@ def parse_scenario(
 ) -> Scenario:
     """A Scenario from its dict form. Raises ScenarioError / ConfigError naming the field.
 
-    Objects are checked as the API server checks them (``read_object``); with
-    ``strict`` False unknown fields go to ``warnings`` instead of failing.
+    Objects are checked as the API server checks them (``read_manifest``) and the
+    Scenario's own keys by name; with ``strict`` False unknown fields go to ``warnings``
+    instead of failing.
     """
     how = _Reading(strict, warnings)
     if not isinstance(data, Mapping):
         raise ScenarioError(f"{path}: expected a Scenario mapping")
     if data.get("kind", "Scenario") != "Scenario":
         raise ScenarioError(f"{path}: kind: expected Scenario, got {data.get('kind')!r}")
+    how.fields(data, _SCENARIO_FIELDS, path)
     meta = data.get("metadata") or {}
+    if isinstance(meta, Mapping):
+        how.fields(meta, _METADATA_FIELDS, f"{path}: metadata")
     name = str(meta.get("name") or Path(path).stem)
     try:
         config = parse_config(data.get("config"))
@@ -185,6 +211,7 @@ def parse_scenario(
     expect = data.get("expect") or {}
     if not isinstance(expect, Mapping):
         raise ScenarioError(f"{path}: expect: expected a mapping")
+    how.fields(expect, _EXPECT_FIELDS, f"{path}: expect")
     return Scenario(name, str(meta.get("source") or ""), config, objects, steps, expect, path)
 
 
