@@ -5,12 +5,15 @@ from ._errors import KschedError as KschedError
 from ._errors import ManifestError as ManifestError
 from ._errors import NotFoundError as NotFoundError
 from ._errors import SchedulerClosedError as SchedulerClosedError
+from .api import FieldProblem as FieldProblem
 from .api import Node as Node
 from .api import Pod as Pod
 from .api import PodGroup as PodGroup
 from .api import PriorityClass as PriorityClass
 from .api import load_manifests as load_manifests
+from .api import read_manifest as read_manifest
 from .api import read_object as read_object
+from .api import validate_object as validate_object
 from .cluster import ClusterStore as ClusterStore
 from .cluster import InMemoryCluster as InMemoryCluster
 from .cluster import RecordedEvent as RecordedEvent
@@ -28,6 +31,7 @@ __all__ = [
     "AttemptReport",
     "ClusterStore",
     "ConfigError",
+    "FieldProblem",
     "FitError",
     "InMemoryCluster",
     "KschedError",
@@ -47,5 +51,7 @@ __all__ = [
     "load_manifests",
     "parse_config",
     "plugin_registry",
+    "read_manifest",
     "read_object",
+    "validate_object",
 ]

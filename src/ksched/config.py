@@ -1,7 +1,8 @@
 """KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1): profiles and defaults.
 
 # pkg/scheduler/apis/config/v1/default_plugins.go (getDefaultPlugins, mergePluginSet),
-# defaults.go, and framework/runtime/framework.go expandMultiPointPlugins.
+# defaults.go, framework/runtime/framework.go expandMultiPointPlugins, and
+# pkg/scheduler/apis/config/validation/validation.go (messages; strict field decoding).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ __all__ = [
     "DEFAULT_PLUGINS",
     "DEFAULT_PLUGIN_ARGS",
     "EXTENSION_POINTS",
+    "PLUGIN_TYPES",
     "PluginRef",
     "PluginSet",
     "Profile",
@@ -45,6 +47,22 @@ EXTENSION_POINTS: Mapping[str, str] = {
     "postBind": "post_bind",
 }
 """Extension point (YAML name) -> the plugin method that implements it."""
+
+PLUGIN_TYPES: Mapping[str, str] = {
+    "preEnqueue": "PreEnqueuePlugin",
+    "queueSort": "QueueSortPlugin",
+    "preFilter": "PreFilterPlugin",
+    "filter": "FilterPlugin",
+    "postFilter": "PostFilterPlugin",
+    "preScore": "PreScorePlugin",
+    "score": "ScorePlugin",
+    "reserve": "ReservePlugin",
+    "permit": "PermitPlugin",
+    "preBind": "PreBindPlugin",
+    "bind": "BindPlugin",
+    "postBind": "PostBindPlugin",
+}
+"""Extension point -> upstream's interface name, as its errors name it."""
 
 
 @attrs.frozen
@@ -136,6 +154,60 @@ def _fail(path: str, message: str) -> ConfigError:
     return ConfigError(f"KubeSchedulerConfiguration: {path}: {message}")
 
 
+def _invalid(path: str, value: Any, detail: str) -> ConfigError:
+    shown = f'"{value}"' if isinstance(value, str) else value
+    return _fail(path, f"Invalid value: {shown}: {detail}")
+
+
+_FIELDS: Mapping[str, frozenset[str]] = {
+    "config": frozenset(
+        {
+            "apiVersion",
+            "kind",
+            "parallelism",
+            "leaderElection",
+            "clientConnection",
+            "healthzBindAddress",
+            "metricsBindAddress",
+            "enableProfiling",
+            "enableContentionProfiling",
+            "percentageOfNodesToScore",
+            "podInitialBackoffSeconds",
+            "podMaxBackoffSeconds",
+            "profiles",
+            "extenders",
+            "delayCacheUntilActive",
+        }
+    ),
+    "profile": frozenset({"schedulerName", "percentageOfNodesToScore", "plugins", "pluginConfig"}),
+    "pluginSet": frozenset({"enabled", "disabled"}),
+    "plugin": frozenset({"name", "weight"}),
+    "pluginConfig": frozenset({"name", "args"}),
+}
+"""The v1 field names (staging/src/k8s.io/kube-scheduler/config/v1/types.go)."""
+
+REMOVED_PLUGINS = ("AzureDiskLimits", "CinderLimits", "EBSLimits", "GCEPDLimits")
+"""validation.go invalidPluginsByVersion for v1."""
+
+
+def _strict(data: Mapping[str, Any], shape: str, path: str) -> None:
+    """Strict decoding: a field the type does not have is an error, as kube-scheduler's."""
+    for key in data:
+        if key not in _FIELDS[shape]:
+            where = f"{path}.{key}" if path else str(key)
+            raise ConfigError(f'KubeSchedulerConfiguration: unknown field "{where}"')
+
+
+def _removed(name: str, path: str) -> None:
+    if name in REMOVED_PLUGINS:
+        raise _invalid(
+            path,
+            name,
+            f'was invalid in version "{API_VERSION}" (KubeSchedulerConfiguration is version '
+            f'"{API_VERSION}")',
+        )
+
+
 def _mapping(value: Any, path: str) -> Mapping[str, Any]:
     if value is None:
         return {}
@@ -163,20 +235,25 @@ def _int(value: Any, path: str, *, lo: int | None = None, hi: int | None = None)
 
 def _plugin_set(raw: Any, path: str) -> PluginSet:
     data = _mapping(raw, path)
+    _strict(data, "pluginSet", path)
     enabled = []
     for i, item in enumerate(_list(data.get("enabled"), f"{path}.enabled")):
         item_path = f"{path}.enabled[{i}]"
         item = _mapping(item, item_path)
+        _strict(item, "plugin", item_path)
         name = item.get("name")
         if not isinstance(name, str) or not name:
             raise _fail(f"{item_path}.name", "required")
+        _removed(name, item_path)
         weight = item.get("weight")
         enabled.append(
             PluginRef(name, 0 if weight is None else _int(weight, f"{item_path}.weight", lo=0))
         )
     disabled = []
     for i, item in enumerate(_list(data.get("disabled"), f"{path}.disabled")):
-        name = _mapping(item, f"{path}.disabled[{i}]").get("name")
+        item = _mapping(item, f"{path}.disabled[{i}]")
+        _strict(item, "plugin", f"{path}.disabled[{i}]")
+        name = item.get("name")
         if not isinstance(name, str) or not name:
             raise _fail(f"{path}.disabled[{i}].name", "required")
         disabled.append(name)
@@ -185,14 +262,15 @@ def _plugin_set(raw: Any, path: str) -> PluginSet:
 
 def _profile(raw: Any, path: str) -> Profile:
     data = _mapping(raw, path)
+    _strict(data, "profile", path)
     name = data.get("schedulerName", "default-scheduler")
     if not isinstance(name, str) or not name:
-        raise _fail(f"{path}.schedulerName", "must be a non-empty string")
+        raise _fail(f"{path}.schedulerName", "Required value")
     plugins_raw = _mapping(data.get("plugins"), f"{path}.plugins")
     plugins: dict[str, PluginSet] = {}
     for key in plugins_raw:
         if key != "multiPoint" and key not in EXTENSION_POINTS:
-            raise _fail(f"{path}.plugins.{key}", "unknown extension point")
+            raise ConfigError(f'KubeSchedulerConfiguration: unknown field "{path}.plugins.{key}"')
     plugins["multiPoint"] = _merge(
         DEFAULT_PLUGINS, _plugin_set(plugins_raw.get("multiPoint"), f"{path}.plugins.multiPoint")
     )
@@ -203,11 +281,13 @@ def _profile(raw: Any, path: str) -> Profile:
     for i, item in enumerate(_list(data.get("pluginConfig"), f"{path}.pluginConfig")):
         item_path = f"{path}.pluginConfig[{i}]"
         item = _mapping(item, item_path)
+        _strict(item, "pluginConfig", item_path)
         pname = item.get("name")
         if not isinstance(pname, str) or not pname:
             raise _fail(f"{item_path}.name", "required")
         if pname in plugin_config:
-            raise _fail(f"{item_path}.name", f"duplicate pluginConfig for plugin {pname!r}")
+            raise _fail(item_path, f'Duplicate value: "{pname}"')
+        _removed(pname, item_path)
         plugin_config[pname] = _mapping(item.get("args"), f"{item_path}.args")
     pct = data.get("percentageOfNodesToScore")
     return Profile(
@@ -216,8 +296,33 @@ def _profile(raw: Any, path: str) -> Profile:
         plugin_config=plugin_config,
         percentage_of_nodes_to_score=None
         if pct is None
-        else _int(pct, f"{path}.percentageOfNodesToScore", lo=0, hi=100),
+        else _percentage(pct, f"{path}.percentageOfNodesToScore"),
     )
+
+
+def _percentage(value: Any, path: str) -> int:
+    number = _int(value, path)
+    if not 0 <= number <= 100:
+        raise _invalid(path, number, "not in valid range [0-100]")
+    return number
+
+
+def _same_queue_sort(profiles: tuple[Profile, ...]) -> None:
+    """validateCommonQueueSort: every profile's queueSort set is the first one's."""
+    first = profiles[0].plugins.get("queueSort", PluginSet())
+    for i, profile in enumerate(profiles[1:], start=1):
+        current = profile.plugins.get("queueSort", PluginSet())
+        if current != first:
+            names = [ref.name for ref in current.enabled]
+            raise _invalid(
+                f"profiles[{i}].plugins.queueSort", names, "must be the same for all profiles"
+            )
+    if len(first.enabled) > 1:
+        raise _invalid(
+            "profiles[0].plugins.queueSort.Enabled",
+            len(first.enabled),
+            "only one queue sort plugin can be enabled",
+        )
 
 
 def parse_config(data: Mapping[str, Any] | None) -> SchedulerConfig:
@@ -229,6 +334,7 @@ def parse_config(data: Mapping[str, Any] | None) -> SchedulerConfig:
     if data is None:
         return SchedulerConfig()
     data = _mapping(data, "config")
+    _strict(data, "config", "")
     api_version = data.get("apiVersion", API_VERSION)
     if api_version != API_VERSION:
         raise _fail("apiVersion", f"unsupported {api_version!r} (expected {API_VERSION})")
@@ -240,23 +346,29 @@ def parse_config(data: Mapping[str, Any] | None) -> SchedulerConfig:
     names = [p.scheduler_name for p in profiles]
     for i, name in enumerate(names):
         if name in names[:i]:
-            raise _fail(f"profiles[{i}].schedulerName", f"duplicate profile {name!r}")
+            raise _fail(f"profiles[{i}].schedulerName", f'Duplicate value: "{name}"')
+    _same_queue_sort(profiles)
     pct = data.get("percentageOfNodesToScore", 0)
-    parallelism = data.get("parallelism", 16)
-    initial = data.get("podInitialBackoffSeconds", 1)
-    maximum = data.get("podMaxBackoffSeconds", 10)
-    config = SchedulerConfig(
-        profiles=profiles,
-        percentage_of_nodes_to_score=_int(pct, "percentageOfNodesToScore", lo=0, hi=100),
-        parallelism=_int(parallelism, "parallelism", lo=1),
-        pod_initial_backoff_seconds=float(_int(initial, "podInitialBackoffSeconds", lo=1)),
-        pod_max_backoff_seconds=float(_int(maximum, "podMaxBackoffSeconds", lo=1)),
-    )
-    if config.pod_max_backoff_seconds < config.pod_initial_backoff_seconds:
-        raise _fail(
-            "podMaxBackoffSeconds", "must be greater than or equal to podInitialBackoffSeconds"
+    parallelism = _int(data.get("parallelism", 16), "parallelism")
+    if parallelism <= 0:
+        raise _invalid("parallelism", parallelism, "should be an integer value greater than zero")
+    initial = _int(data.get("podInitialBackoffSeconds", 1), "podInitialBackoffSeconds")
+    if initial <= 0:
+        raise _invalid("podInitialBackoffSeconds", initial, "must be greater than 0")
+    maximum = _int(data.get("podMaxBackoffSeconds", 10), "podMaxBackoffSeconds")
+    if maximum < initial:
+        raise _invalid(
+            "podMaxBackoffSeconds",
+            maximum,
+            "must be greater than or equal to PodInitialBackoffSeconds",
         )
-    return config
+    return SchedulerConfig(
+        profiles=profiles,
+        percentage_of_nodes_to_score=_percentage(pct, "percentageOfNodesToScore"),
+        parallelism=parallelism,
+        pod_initial_backoff_seconds=float(initial),
+        pod_max_backoff_seconds=float(maximum),
+    )
 
 
 def load_config(text: str, *, source: str = "<config>") -> SchedulerConfig:
@@ -285,6 +397,12 @@ def expand_points(
     for point in EXTENSION_POINTS:
         specific = profile.plugins.get(point, PluginSet())
         enabled = [ref.name for ref in specific.enabled]
+        for i, name in enumerate(enabled):
+            if name in enabled[:i]:  # framework.go updatePluginList
+                raise ConfigError(
+                    f"profile {profile.scheduler_name!r}: plugins.{point}.enabled[{i}]: plugin "
+                    f'"{name}" already registered as "{PLUGIN_TYPES[point]}"'
+                )
         if point == "score":
             for ref in specific.enabled:
                 weights[ref.name] = ref.weight or weights.get(ref.name) or 1
@@ -302,8 +420,8 @@ def expand_points(
                 continue
             if ref.name in from_multi:
                 raise ConfigError(
-                    f"profile {profile.scheduler_name}: plugin {ref.name!r} already registered "
-                    f"at {point}"
+                    f"profile {profile.scheduler_name!r}: plugins.multiPoint: plugin "
+                    f'"{ref.name}" already registered as "{PLUGIN_TYPES[point]}"'
                 )
             from_multi.append(ref.name)
         ordered = [n for n in enabled if n in overrides]

@@ -120,13 +120,17 @@ items:
 ---
 kind: Pod
 metadata: {name: p}
+spec: {containers: [{name: c}]}
 """
     objs = load_manifests(text)
     assert [type(o) for o in objs] == [Node, PriorityClass, Pod]
 
 
 def test_error_inside_list_names_item_object() -> None:
-    text = "kind: List\nitems:\n- {kind: Pod, metadata: {name: p, namespace: x}, spec: {}}\n- {}\n"
+    text = (
+        "kind: List\nitems:\n"
+        "- {kind: Pod, metadata: {name: p, namespace: x}, spec: {containers: [{name: c}]}}\n- {}\n"
+    )
     with pytest.raises(ManifestError, match=r"^object <unnamed>: kind: unsupported kind None"):
         load_manifests(text)
 

@@ -3,6 +3,8 @@ object and the field."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from ksched import ManifestError
@@ -235,3 +237,35 @@ def test_errors_name_object_and_field(data: dict[str, object], message: str) -> 
     with pytest.raises(ManifestError) as info:
         read_object(data)
     assert str(info.value).startswith(message)
+
+
+@pytest.mark.parametrize(
+    ("doc", "path"),
+    [
+        (
+            {"kind": "PersistentVolumeClaim", "metadata": {"name": "c"},
+             "spec": {"resoures": {"requests": {"storage": "1Gi"}}}},
+            "spec.resoures",
+        ),
+        (
+            {"kind": "PersistentVolume", "metadata": {"name": "v"},
+             "spec": {"capacity": {"storage": "1Gi"}, "nodeAfinity": {}}},
+            "spec.nodeAfinity",
+        ),
+        (
+            {"kind": "StorageClass", "metadata": {"name": "s"}, "provisioner": "x",
+             "volumeBindingMod": "WaitForFirstConsumer"},
+            "volumeBindingMod",
+        ),
+        (
+            {"kind": "CSINode", "metadata": {"name": "n"},
+             "spec": {"drivers": [{"name": "d", "nodeID": "n", "allocatable": {"cnt": 1}}]}},
+            "spec.drivers[0].allocatable.cnt",
+        ),
+    ],
+    ids=["pvc", "pv", "storageclass", "csinode"],
+)  # fmt: skip
+def test_storage_kinds_have_strict_field_names(doc: dict[str, Any], path: str) -> None:
+    from ksched.api._strict import unknown_fields
+
+    assert unknown_fields(doc["kind"], doc) == [path]

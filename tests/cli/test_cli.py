@@ -143,7 +143,10 @@ def test_simulate_invalid_config_exits_2(
 ) -> None:
     text = SCENARIO.replace("  profiles:", "  percentageOfNodesToScore: 120\n  profiles:")
     assert main(["simulate", str(write(tmp_path, "c.yaml", text))]) == 2
-    assert "percentageOfNodesToScore: must be between 0 and 100" in capsys.readouterr().err
+    assert (
+        "percentageOfNodesToScore: Invalid value: 120: not in valid range [0-100]"
+        in capsys.readouterr().err
+    )
 
 
 def test_simulate_invalid_yaml_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -275,7 +278,7 @@ def test_simulate_bad_config_file_exits_2_naming_file_and_field(
     assert main(["simulate", "-f", str(nodes), "--config", str(config)]) == 2
     assert capsys.readouterr().err == (
         f"ksched: error: {config}: KubeSchedulerConfiguration: parallelism: "
-        "must be at least 1, got 0\n"
+        "Invalid value: 0: should be an integer value greater than zero\n"
     )
 
 
@@ -439,11 +442,12 @@ def test_config_validate(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     [
         (
             ("profiles:", "percentageOfNodesToScore: 101\nprofiles:"),
-            "KubeSchedulerConfiguration: percentageOfNodesToScore: must be between 0 and 100",
+            "KubeSchedulerConfiguration: percentageOfNodesToScore: Invalid value: 101: "
+            "not in valid range [0-100]",
         ),
         (
             ("multiPoint:", "sorting:"),
-            "KubeSchedulerConfiguration: profiles[0].plugins.sorting: unknown extension point",
+            'KubeSchedulerConfiguration: unknown field "profiles[0].plugins.sorting"',
         ),
         (
             ("{name: NodeResourcesFit}", "{name: NodeResourcesFit, weight: -1}"),
@@ -455,7 +459,7 @@ def test_config_validate(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
         ),
         (
             ("{name: PrioritySort}, ", ""),
-            "profile 'default-scheduler': exactly one queueSort plugin is required",
+            "profile 'default-scheduler': plugins.queueSort: no queue sort plugin is enabled",
         ),
     ],
     ids=["range", "unknown-point", "weight", "unknown-plugin", "no-queue-sort"],

@@ -139,7 +139,11 @@ def test_duplicate_objects_are_rejected(tmp_path: Path) -> None:
         f"{b}: document 1: Pod default/a: already defined at {a}: document 1"
     )
     s = write(tmp_path, "s.yaml", SCENARIO)
-    dup = write(tmp_path, "dup.yaml", "{apiVersion: v1, kind: Pod, metadata: {name: s}}")
+    dup = write(
+        tmp_path,
+        "dup.yaml",
+        "{apiVersion: v1, kind: Pod, metadata: {name: s}, spec: {containers: [{name: c}]}}",
+    )
     with pytest.raises(InputError, match=r"dup\.yaml: Pod default/s: already defined in .*s\.yaml"):
         load_inputs([s, dup])
 
@@ -185,5 +189,5 @@ def test_load_config_file(tmp_path: Path) -> None:
         load_config_file(bad)
     assert str(info.value) == (
         f"{bad}: KubeSchedulerConfiguration: percentageOfNodesToScore: "
-        "must be between 0 and 100, got 130"
+        "Invalid value: 130: not in valid range [0-100]"
     )

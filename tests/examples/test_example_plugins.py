@@ -146,7 +146,7 @@ def test_scenarios_fail_without_the_plugin(plugin: str) -> None:
         (
             "GpuCardType",
             {"mode": "loose"},
-            "profile 'default-scheduler': GpuCardType: args.mode: "
+            "profile 'default-scheduler': pluginConfig[0] GpuCardType: args.mode: "
             "must be one of 'strict', 'preferred', not 'loose'",
         ),
         (

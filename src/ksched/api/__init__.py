@@ -24,6 +24,7 @@ from ._model import PodDisruptionBudget as PodDisruptionBudget
 from ._model import PodGroup as PodGroup
 from ._model import PodSpec as PodSpec
 from ._model import PodStatus as PodStatus
+from ._model import PodTemplate as PodTemplate
 from ._model import PreferredSchedulingTerm as PreferredSchedulingTerm
 from ._model import PriorityClass as PriorityClass
 from ._model import ReplicaSet as ReplicaSet
@@ -35,6 +36,7 @@ from ._model import Taint as Taint
 from ._model import Toleration as Toleration
 from ._model import TopologySpreadConstraint as TopologySpreadConstraint
 from ._model import WeightedPodAffinityTerm as WeightedPodAffinityTerm
+from ._names import FieldProblem as FieldProblem
 from ._quantity import InvalidQuantityError as InvalidQuantityError
 from ._quantity import parse_quantity as parse_quantity
 from ._quantity import quantity_value as quantity_value
@@ -69,6 +71,10 @@ from ._storage import ephemeral_claim_owner_error as ephemeral_claim_owner_error
 from ._storage import pod_claim_names as pod_claim_names
 from ._storage import stateful_set_claim_name as stateful_set_claim_name
 from ._storage import volume_class as volume_class
+from ._validation import SYSTEM_PRIORITY_CLASSES as SYSTEM_PRIORITY_CLASSES
+from ._validation import missing_priority_class as missing_priority_class
+from ._validation import read_manifest as read_manifest
+from ._validation import validate_object as validate_object
 from ._volume import AWSElasticBlockStoreVolumeSource as AWSElasticBlockStoreVolumeSource
 from ._volume import AzureDiskVolumeSource as AzureDiskVolumeSource
 from ._volume import CinderVolumeSource as CinderVolumeSource
@@ -79,6 +85,11 @@ from ._volume import ISCSIVolumeSource as ISCSIVolumeSource
 from ._volume import PersistentVolumeClaimVolumeSource as PersistentVolumeClaimVolumeSource
 from ._volume import RBDVolumeSource as RBDVolumeSource
 from ._volume import Volume as Volume
+from ._workloads import POD_TEMPLATE_HASH_LABEL as POD_TEMPLATE_HASH_LABEL
+from ._workloads import DaemonSet as DaemonSet
+from ._workloads import Deployment as Deployment
+from ._workloads import Job as Job
+from ._workloads import compute_hash as compute_hash
 
 __all__ = [
     "ANN_BIND_COMPLETED",
@@ -88,6 +99,8 @@ __all__ = [
     "ANN_STORAGE_CLASS",
     "DEFAULT_MEMORY_REQUEST",
     "DEFAULT_MILLI_CPU_REQUEST",
+    "POD_TEMPLATE_HASH_LABEL",
+    "SYSTEM_PRIORITY_CLASSES",
     "AWSElasticBlockStoreVolumeSource",
     "Affinity",
     "AzureDiskVolumeSource",
@@ -101,10 +114,14 @@ __all__ = [
     "Container",
     "ContainerImage",
     "ContainerPort",
+    "DaemonSet",
+    "Deployment",
     "EphemeralVolumeSource",
+    "FieldProblem",
     "GCEPersistentDiskVolumeSource",
     "ISCSIVolumeSource",
     "InvalidQuantityError",
+    "Job",
     "KubeObject",
     "LabelMatcher",
     "LabelSelector",
@@ -130,6 +147,7 @@ __all__ = [
     "PodGroup",
     "PodSpec",
     "PodStatus",
+    "PodTemplate",
     "PreferredSchedulingTerm",
     "PriorityClass",
     "RBDVolumeSource",
@@ -147,17 +165,21 @@ __all__ = [
     "WeightedPodAffinityTerm",
     "claim_class",
     "compile_requirements",
+    "compute_hash",
     "csi_attach_limit_key",
     "ephemeral_claim_name",
     "ephemeral_claim_owner_error",
     "load_manifests",
+    "missing_priority_class",
     "parse_duration",
     "parse_quantity",
     "parse_time",
     "pod_claim_names",
     "pod_requests",
     "quantity_value",
+    "read_manifest",
     "read_object",
     "stateful_set_claim_name",
+    "validate_object",
     "volume_class",
 ]

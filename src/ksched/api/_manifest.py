@@ -33,6 +33,7 @@ from ._model import (
     PodGroup,
     PodSpec,
     PodStatus,
+    PodTemplate,
     PreferredSchedulingTerm,
     PriorityClass,
     ReplicaSet,
@@ -60,8 +61,15 @@ from ._storage import (
     PersistentVolumeClaim,
     StorageClass,
 )
+from ._workloads import DaemonSet, Deployment, Job, compute_hash
 
-__all__ = ["SIM_EPOCH", "KubeObject", "load_manifests", "parse_time", "read_object"]
+__all__ = [
+    "SIM_EPOCH",
+    "KubeObject",
+    "load_manifests",
+    "parse_time",
+    "read_object",
+]
 
 KubeObject = (
     Node
@@ -80,6 +88,9 @@ KubeObject = (
     | CSINode
     | CSIDriver
     | CSIStorageCapacity
+    | Deployment
+    | DaemonSet
+    | Job
 )
 
 SIM_EPOCH = _dt.datetime(2025, 1, 1, tzinfo=_dt.UTC)
@@ -328,11 +339,13 @@ def _container(f: _Fields) -> Container:
         )
         for p in f.items("ports")
     )
+    limits = res.resources("limits")
     return Container(
         name=f.text("name"),
         image=f.text("image"),
-        requests=res.resources("requests"),
-        limits=res.resources("limits"),
+        # the API server defaults a request missing beside a limit to the limit
+        requests={**limits, **res.resources("requests")},
+        limits=limits,
         ports=ports,
         restart_policy=f.opt_str("restartPolicy"),
     )
@@ -407,8 +420,7 @@ def _spread(f: _Fields) -> TopologySpreadConstraint:
     )
 
 
-def _pod(f: _Fields) -> Pod:
-    spec, status = f.sub("spec"), f.sub("status")
+def _pod_spec(spec: _Fields) -> PodSpec:
     tolerations = tuple(
         Toleration(
             key=t.text("key"),
@@ -421,7 +433,7 @@ def _pod(f: _Fields) -> Pod:
         for t in spec.items("tolerations")
     )
     gates = tuple(g.text("name") for g in spec.items("schedulingGates"))
-    pod_spec = PodSpec(
+    return PodSpec(
         containers=tuple(_container(c) for c in spec.items("containers")),
         init_containers=tuple(_container(c) for c in spec.items("initContainers")),
         node_name=spec.opt_str("nodeName") or None,
@@ -439,6 +451,11 @@ def _pod(f: _Fields) -> Pod:
         overhead=spec.resources("overhead"),
         volumes=read_volumes(spec),
     )
+
+
+def _pod(f: _Fields) -> Pod:
+    spec, status = f.sub("spec"), f.sub("status")
+    pod_spec = _pod_spec(spec)
     pod_status = PodStatus(
         nominated_node_name=status.opt_str("nominatedNodeName") or None,
         start_time=status.time("startTime"),
@@ -511,23 +528,91 @@ def _service(f: _Fields) -> Service:
 
 
 def _rc(f: _Fields) -> ReplicationController:
+    spec = f.sub("spec")
     return ReplicationController(
         metadata=_metadata(f.sub("metadata"), namespaced=True),
-        selector=f.sub("spec").string_map("selector"),
+        selector=spec.string_map("selector"),
+        replicas=_count(spec, "replicas", 1),
+        template=_template(spec, required=False),
     )
 
 
+def _template(f: _Fields, *, required: bool) -> PodTemplate | None:
+    if f.data.get("template") is None:
+        if required:
+            raise f.fail("template", "Required value")
+        return None
+    template = f.sub("template")
+    return PodTemplate(
+        metadata=_metadata(template.sub("metadata"), namespaced=True),
+        spec=_pod_spec(template.sub("spec")),
+        hash=compute_hash(template.data),
+    )
+
+
+def _count(f: _Fields, field: str, default: int) -> int:
+    value = f.integer(field, default)
+    return default if value is None else value
+
+
 def _rs(f: _Fields) -> ReplicaSet:
+    spec = f.sub("spec")
     return ReplicaSet(
         metadata=_metadata(f.sub("metadata"), namespaced=True),
-        selector=_opt_label_selector(f.sub("spec"), "selector"),
+        selector=_opt_label_selector(spec, "selector"),
+        replicas=_count(spec, "replicas", 1),
+        template=_template(spec, required=False),
     )
 
 
 def _sts(f: _Fields) -> StatefulSet:
+    spec = f.sub("spec")
     return StatefulSet(
         metadata=_metadata(f.sub("metadata"), namespaced=True),
-        selector=_opt_label_selector(f.sub("spec"), "selector"),
+        selector=_opt_label_selector(spec, "selector"),
+        replicas=_count(spec, "replicas", 1),
+        template=_template(spec, required=False),
+        pod_management_policy=spec.choice(
+            "podManagementPolicy", ("OrderedReady", "Parallel"), "OrderedReady"
+        )
+        or "OrderedReady",
+        service_name=spec.text("serviceName"),
+        volume_claim_templates=tuple(t.data for t in spec.items("volumeClaimTemplates")),
+    )
+
+
+def _deployment(f: _Fields) -> Deployment:
+    spec = f.sub("spec")
+    template = _template(spec, required=True)
+    assert template is not None
+    return Deployment(
+        metadata=_metadata(f.sub("metadata"), namespaced=True),
+        selector=_opt_label_selector(spec, "selector"),
+        replicas=_count(spec, "replicas", 1),
+        template=template,
+    )
+
+
+def _daemonset(f: _Fields) -> DaemonSet:
+    spec = f.sub("spec")
+    template = _template(spec, required=True)
+    assert template is not None
+    return DaemonSet(
+        metadata=_metadata(f.sub("metadata"), namespaced=True),
+        selector=_opt_label_selector(spec, "selector"),
+        template=template,
+    )
+
+
+def _job(f: _Fields) -> Job:
+    spec = f.sub("spec")
+    template = _template(spec, required=True)
+    assert template is not None
+    return Job(
+        metadata=_metadata(f.sub("metadata"), namespaced=True),
+        parallelism=_count(spec, "parallelism", 1),
+        completions=spec.integer("completions"),
+        template=template,
     )
 
 
@@ -542,6 +627,9 @@ _READERS: dict[str, Callable[[_Fields], Any]] = {
     "ReplicationController": _rc,
     "ReplicaSet": _rs,
     "StatefulSet": _sts,
+    "Deployment": _deployment,
+    "DaemonSet": _daemonset,
+    "Job": _job,
 }
 
 _NAMESPACED = {
@@ -552,6 +640,10 @@ _NAMESPACED = {
     "ReplicationController",
     "ReplicaSet",
     "StatefulSet",
+    "Deployment",
+    "DaemonSet",
+    "Job",
+    "CronJob",
 }
 
 
@@ -567,7 +659,7 @@ def describe(data: Mapping[str, Any]) -> str:
 
 
 def read_object(data: object) -> KubeObject:
-    """One Kubernetes object from its dict form.
+    """One Kubernetes object from its dict form, as given (see ``read_manifest``).
 
     Raises:
         ManifestError: unknown kind, missing name, or a malformed field; the message
@@ -579,6 +671,11 @@ def read_object(data: object) -> KubeObject:
     kind = data.get("kind")
     reader = _READERS.get(kind) if isinstance(kind, str) else None
     if reader is None:
+        if kind == "CronJob":
+            raise ManifestError(
+                f"{label}: kind: CronJob is not simulated (its schedule is wall-clock time); "
+                "give the Job it would create instead"
+            )
         raise ManifestError(f"{label}: kind: unsupported kind {kind!r}")
     meta = data.get("metadata")
     if not isinstance(meta, Mapping) or not meta.get("name"):
@@ -587,7 +684,13 @@ def read_object(data: object) -> KubeObject:
     return obj
 
 
-def load_manifests(text: str, *, source: str = "<string>") -> list[KubeObject]:
+def _checked(item: object, strict: bool) -> KubeObject:
+    from ._validation import read_manifest  # the checks build on this module's reader
+
+    return read_manifest(item, strict=strict)
+
+
+def load_manifests(text: str, *, source: str = "<string>", strict: bool = True) -> list[KubeObject]:
     """Every object in multi-document YAML (``kind: List`` items are unpacked)."""
     try:
         docs = [d for d in yaml.safe_load_all(text) if d is not None]
@@ -598,7 +701,7 @@ def load_manifests(text: str, *, source: str = "<string>") -> list[KubeObject]:
         items = (
             doc.get("items") if isinstance(doc, Mapping) and doc.get("kind") == "List" else [doc]
         )
-        out.extend(read_object(item) for item in items or [])
+        out.extend(_checked(item, strict) for item in items or [])
     return out
 
 

@@ -33,6 +33,7 @@ __all__ = [
     "PodGroup",
     "PodSpec",
     "PodStatus",
+    "PodTemplate",
     "PreferredSchedulingTerm",
     "PriorityClass",
     "ReplicaSet",
@@ -350,17 +351,45 @@ class Service:
 
 @attrs.frozen(kw_only=True)
 class ReplicationController:
+    """v1 ReplicationController. Without ``template`` it only lends its selector to spreading."""
+
     metadata: ObjectMeta
     selector: Mapping[str, str] = attrs.field(factory=_empty_map, hash=False)
+    replicas: int = 1
+    template: PodTemplate | None = None
+
+
+@attrs.frozen(kw_only=True)
+class PodTemplate:
+    """A workload's ``spec.template``: the labels, annotations and spec of its pods."""
+
+    metadata: ObjectMeta
+    spec: PodSpec = PodSpec()
+    hash: str = ""
+    """The ``pod-template-hash`` of the template (see ``compute_hash``)."""
 
 
 @attrs.frozen(kw_only=True)
 class ReplicaSet:
+    """apps/v1 ReplicaSet. Without ``template`` it only lends its selector to spreading."""
+
     metadata: ObjectMeta
     selector: LabelSelector | None = None
+    replicas: int = 1
+    template: PodTemplate | None = None
 
 
 @attrs.frozen(kw_only=True)
 class StatefulSet:
+    """apps/v1 StatefulSet. Without ``template`` it only lends its selector to spreading.
+
+    ``volume_claim_templates`` are kept as written (dicts) for the storage model.
+    """
+
     metadata: ObjectMeta
     selector: LabelSelector | None = None
+    replicas: int = 1
+    template: PodTemplate | None = None
+    pod_management_policy: str = "OrderedReady"
+    service_name: str = ""
+    volume_claim_templates: tuple[Mapping[str, object], ...] = attrs.field(default=(), hash=False)

@@ -16,7 +16,7 @@ names the file, the document, the object and the field.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, MutableSequence, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,10 +24,17 @@ import attrs
 import yaml
 
 from .._errors import ConfigError, ManifestError
-from ..api import KubeObject, read_object
+from ..api import KubeObject, read_manifest
 from ..cluster import object_key
 from ..config import SchedulerConfig, parse_config
-from ..simulate import DEFAULT_SETTLE_MAX, Scenario, ScenarioError, Step, parse_scenario
+from ..simulate import (
+    DEFAULT_SETTLE_MAX,
+    Scenario,
+    ScenarioError,
+    Step,
+    admit_priorities,
+    parse_scenario,
+)
 
 __all__ = ["InputError", "input_files", "load_config_file", "load_inputs"]
 
@@ -95,16 +102,22 @@ def _parse_config(data: Any, where: str) -> SchedulerConfig:
 
 @attrs.define
 class _Collected:
+    strict: bool = True
+    warnings: MutableSequence[str] | None = None
     scenarios: list[Scenario] = attrs.field(factory=list)
     configs: list[tuple[str, SchedulerConfig]] = attrs.field(factory=list)
     objects: list[KubeObject] = attrs.field(factory=list)
     defined_in: dict[tuple[str, str], str] = attrs.field(factory=dict)
 
     def add_object(self, data: Any, where: str) -> None:
+        found: list[str] = []
         try:
-            obj = read_object(data)
+            obj = read_manifest(data, strict=self.strict, warnings=found)
         except ManifestError as exc:
-            raise InputError(f"{where}: {exc}") from None
+            lines = str(exc).splitlines()
+            raise InputError("\n".join(f"{where}: {line}" for line in lines)) from None
+        if self.warnings is not None:
+            self.warnings.extend(f"{where}: {w}" for w in found)
         key = (type(obj).__name__, object_key(obj))
         first = self.defined_in.get(key)
         if first is not None:
@@ -119,9 +132,17 @@ def _document_places(path: Path, docs: list[Any]) -> Iterator[tuple[str, Any]]:
 
 
 def load_inputs(
-    paths: Sequence[str | Path], *, config: str | Path | None = None, name: str | None = None
+    paths: Sequence[str | Path],
+    *,
+    config: str | Path | None = None,
+    name: str | None = None,
+    strict: bool = True,
+    warnings: MutableSequence[str] | None = None,
 ) -> Scenario:
     """One scenario from the ``-f`` inputs; ``config`` (a file) replaces its configuration.
+
+    Objects are checked as the API server and its admission check them; with ``strict``
+    False, unknown fields go to ``warnings`` (one line each) instead of failing.
 
     Raises:
         InputError, ScenarioError, ConfigError: the message names the file and field.
@@ -129,12 +150,14 @@ def load_inputs(
     files = input_files(paths)
     if not files:
         raise InputError("no input: give a scenario or manifest file (-f FILE_OR_DIR)")
-    got = _Collected()
+    got = _Collected(strict=strict, warnings=warnings)
     for path in files:
         for where, doc in _document_places(path, _documents(path)):
             kind = doc.get("kind") if isinstance(doc, Mapping) else None
             if kind == "Scenario":
-                got.scenarios.append(parse_scenario(doc, path=where))
+                got.scenarios.append(
+                    parse_scenario(doc, path=where, strict=strict, warnings=warnings)
+                )
             elif kind == "KubeSchedulerConfiguration":
                 got.configs.append((where, _parse_config(doc, where)))
             elif kind == "List":
@@ -181,4 +204,8 @@ def load_inputs(
         scenario = attrs.evolve(scenario, config=got.configs[0][1])
     if config is not None:
         scenario = attrs.evolve(scenario, config=load_config_file(config))
+    try:
+        admit_priorities(scenario, got.defined_in)
+    except ScenarioError as exc:
+        raise InputError(str(exc)) from None
     return scenario

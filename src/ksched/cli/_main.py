@@ -92,12 +92,15 @@ def _pending_pods(scenario: Any) -> set[str]:
     return {o.key for o in objects if isinstance(o, Pod) and not o.spec.node_name}
 
 
-def _all_pods(scenario: Any) -> set[str]:
+def _all_pods(scenario: Any) -> set[str] | None:
+    """The pods the scenario names; None when controllers make pods of their own."""
     from ..api import Pod
 
     objects = list(scenario.objects)
     for step in scenario.steps:
         objects.extend(step.objects)
+    if any(getattr(o, "template", None) is not None for o in objects):
+        return None
     return {o.key for o in objects if isinstance(o, Pod)}
 
 
@@ -161,13 +164,16 @@ def _simulate(args: argparse.Namespace) -> int:
     if not inputs:
         raise KschedError("simulate: no input: give a FILE or -f FILE_OR_DIR")
     gates = _feature_gates(args.feature_gates)
-    scenario = load_inputs(inputs, config=args.config)
+    warnings: list[str] = []
+    scenario = load_inputs(inputs, config=args.config, strict=args.strict, warnings=warnings)
+    for line in warnings:
+        print(f"ksched: warning: {line}", file=sys.stderr)
     registry = _plugin_registry(args.plugin)
     output = args.output or ("table" if sys.stdout.isatty() else "json")
     explain_pods = [_pod_key(p) for p in args.explain or ()]
     known = _all_pods(scenario)
     for key in explain_pods:
-        if key not in known:
+        if known is not None and key not in known:
             raise KschedError(f"--explain {key}: the scenario has no such pod")
     if args.plot:
         require_matplotlib()
@@ -241,7 +247,7 @@ def _check(args: argparse.Namespace) -> int:
             print(f"FAIL {path}: no such file")
             failed += 1
             continue
-        result = check_scenario(path, registry=registry)
+        result = check_scenario(path, registry=registry, strict=args.strict)
         if result.passed:
             passed += 1
             print(f"PASS {result.name}")
@@ -325,6 +331,14 @@ def _parser(argv: Sequence[str]) -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
+    def strict_option(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "--no-strict",
+            dest="strict",
+            action="store_false",
+            help="unknown fields in objects are warnings (on stderr), not errors",
+        )
+
     def plugin_option(p: argparse.ArgumentParser) -> None:
         p.add_argument(
             "--plugin",
@@ -375,11 +389,13 @@ def _parser(argv: Sequence[str]) -> argparse.ArgumentParser:
         help="turn features on or off: OpportunisticBatching (default true)",
     )
     plugin_option(sim)
+    strict_option(sim)
     sim.set_defaults(run=_simulate)
 
     chk = sub.add_parser("check", help="run scenarios and compare with their expect blocks")
     chk.add_argument("paths", nargs="+", metavar="FILE_OR_DIR")
     plugin_option(chk)
+    strict_option(chk)
     chk.set_defaults(run=_check)
 
     cfg = sub.add_parser("config", help="the scheduler configuration")

@@ -276,6 +276,8 @@ def render_explain(console: Console, report: Mapping[str, Any], pod: str) -> Non
             (f" on {pod_state['node']}" if pod_state.get("node") else ""),
         )
     ]
+    if entry.get("owner"):
+        parts.append(Text(f"created by {entry['owner']}"))
     pre = entry.get("preFilter")
     if pre is not None:
         verdict, plugin, reasons = _status_cells(pre)

@@ -14,6 +14,7 @@ import attrs
 
 from .._errors import NotFoundError
 from ..api import (
+    SYSTEM_PRIORITY_CLASSES,
     CSIDriver,
     CSINode,
     CSIStorageCapacity,
@@ -54,7 +55,8 @@ class InMemoryCluster:
     """An embedded cluster: objects in memory, listeners notified at once.
 
     Pods get their priority resolved from PriorityClasses when added (as admission
-    does): ``priorityClassName``, else the ``globalDefault`` class, else 0.
+    does): ``priorityClassName`` (the built-in ``system-node-critical`` and
+    ``system-cluster-critical`` included), else the ``globalDefault`` class, else 0.
     """
 
     _objects: dict[str, dict[str, Any]] = attrs.field(factory=dict)
@@ -165,6 +167,11 @@ class InMemoryCluster:
             chosen = classes.get(pod.spec.priority_class_name)
         elif pod.spec.priority is None:
             chosen = next((c for c in classes.values() if c.global_default), None)
+        if chosen is None and pod.spec.priority_class_name in SYSTEM_PRIORITY_CLASSES:
+            chosen = PriorityClass(
+                name=pod.spec.priority_class_name,
+                value=SYSTEM_PRIORITY_CLASSES[pod.spec.priority_class_name],
+            )
         if chosen is None:
             return pod
         spec = attrs.evolve(

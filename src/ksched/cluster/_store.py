@@ -13,6 +13,9 @@ from ..api import (
     CSIDriver,
     CSINode,
     CSIStorageCapacity,
+    DaemonSet,
+    Deployment,
+    Job,
     Namespace,
     Node,
     PersistentVolume,
@@ -50,6 +53,9 @@ KINDS: dict[type, str] = {
     CSINode: "CSINode",
     CSIDriver: "CSIDriver",
     CSIStorageCapacity: "CSIStorageCapacity",
+    Deployment: "Deployment",
+    DaemonSet: "DaemonSet",
+    Job: "Job",
 }
 
 

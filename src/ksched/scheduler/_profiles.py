@@ -6,7 +6,14 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from .._errors import ConfigError
-from ..config import EXTENSION_POINTS, Profile, SchedulerConfig, expand_points, plugin_names
+from ..config import (
+    EXTENSION_POINTS,
+    PLUGIN_TYPES,
+    Profile,
+    SchedulerConfig,
+    expand_points,
+    plugin_names,
+)
 from ..framework import Handle, Plugin, PluginFactory
 from ..framework._runtime import Framework
 from ..framework._waiting import WaitingPods
@@ -36,6 +43,12 @@ def resolve_factory(name: str, registry: Registry | None) -> PluginFactory:
     return factory
 
 
+def _args_path(profile: Profile, name: str) -> str:
+    """``pluginConfig[i] `` for a plugin configured there (its args' place), else ""."""
+    names = list(profile.plugin_config)
+    return f"pluginConfig[{names.index(name)}] " if name in names else ""
+
+
 def build_framework(
     config: SchedulerConfig,
     profile: Profile,
@@ -61,7 +74,7 @@ def build_framework(
         try:
             plugin = factory(args, handle)
         except ConfigError as exc:
-            raise ConfigError(f"{where}: {exc}") from None
+            raise ConfigError(f"{where}: {_args_path(profile, name)}{exc}") from None
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"{where}: plugin {name!r}: invalid args: {exc}") from exc
         plugins[name] = plugin
@@ -75,14 +88,19 @@ def build_framework(
         for name in names:
             if point not in implements.get(name, set()):
                 raise ConfigError(
-                    f"{where}: plugin {name!r} does not implement extension point {point}"
+                    f"{where}: plugins.{point}: plugin {name!r} does not extend "
+                    f"{PLUGIN_TYPES[point]} plugin"
                 )
-    if len(points.get("queueSort", [])) != 1:
+    # framework.go NewFramework, in its words
+    if not points.get("queueSort"):
+        raise ConfigError(f"{where}: plugins.queueSort: no queue sort plugin is enabled")
+    if len(points["queueSort"]) > 1:
         raise ConfigError(
-            f"{where}: exactly one queueSort plugin is required, got {points.get('queueSort')}"
+            f"{where}: plugins.queueSort: only one queue sort plugin can be enabled, "
+            f"got {points['queueSort']}"
         )
     if not points.get("bind"):
-        raise ConfigError(f"{where}: at least one bind plugin is required")
+        raise ConfigError(f"{where}: plugins.bind: at least one bind plugin is needed")
     framework = Framework(
         profile_name=profile.scheduler_name,
         plugins=plugins,

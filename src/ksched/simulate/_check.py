@@ -12,7 +12,7 @@ import yaml
 from .._errors import KschedError
 from ..scheduler import Registry
 from ._runner import run_scenario
-from ._scenario import _YAML_LOADER, parse_scenario
+from ._scenario import _YAML_LOADER, admit_priorities, parse_scenario
 
 
 class Mismatch(Exception):
@@ -103,8 +103,13 @@ class CheckResult:
     detail: str = ""
 
 
-def check_scenario(path: str | Path, *, registry: Registry | None = None) -> CheckResult:
-    """Run a scenario file and compare it with its ``expect`` block."""
+def check_scenario(
+    path: str | Path, *, registry: Registry | None = None, strict: bool = True
+) -> CheckResult:
+    """Run a scenario file and compare it with its ``expect`` block.
+
+    With ``strict`` False, unknown fields in its objects are not an error.
+    """
     path = str(path)
     name = Path(path).stem
     try:
@@ -116,7 +121,8 @@ def check_scenario(path: str | Path, *, registry: Registry | None = None) -> Che
         name = str((raw.get("metadata") or {}).get("name") or name)
     want_error = expect.get("error")
     try:
-        scenario = parse_scenario(raw, path=path)
+        scenario = parse_scenario(raw, path=path, strict=strict)
+        admit_priorities(scenario)
         failures: list[str] = []
 
         def step_checker(index: int, step_expect: Mapping[str, Any], state: dict[str, Any]) -> None:

@@ -12,6 +12,7 @@ from ..api import KubeObject, Node, Pod, pod_requests
 from ..cluster import InMemoryCluster, object_key
 from ..framework import Code, Resource, Status
 from ..scheduler import AttemptReport, Registry, Scheduler, SchedulingEvent
+from ._controllers import Controllers, owner_of
 from ._scenario import Scenario, ScenarioError
 
 
@@ -101,6 +102,12 @@ class _Run:
         self.usage = _Usage(self.now, history=history)
         self.cluster.subscribe(self.usage.on_change)
         self.cluster.subscribe(self._watch_nominations)
+        self.controllers = Controllers(
+            self.cluster,
+            create_pods=self.create,
+            delete_pod=lambda key: self.delete([("Pod", key)]),
+        )
+        self.cluster.subscribe(self.controllers.on_change)
         self.scheduler = Scheduler(
             scenario.config,
             self.cluster,
@@ -241,6 +248,9 @@ class _Run:
                 "phase": phase,
                 "attempts": record.attempts if record else 0,
             }
+            owner = owner_of(pod)
+            if owner is not None:
+                entry["owner"] = f"{owner[0]} {owner[1]}"
             if key in self.pending_at_creation:
                 entry["nominatedNode"] = record.nominated_node if record else None
                 entry["message"] = (
@@ -260,6 +270,10 @@ class _Run:
                 continue
             fw = self.scheduler.frameworks.get(self.profile_of.get(key, ""))
             out[key] = _explain(record.first_attempt, fw.weights if fw is not None else {})
+            pod = self.cluster.get_pod(key)
+            owner = owner_of(pod) if pod is not None else None
+            if owner is not None:
+                out[key]["owner"] = f"{owner[0]} {owner[1]}"
         return out
 
     def event_dicts(self) -> list[dict[str, Any]]:
@@ -384,6 +398,7 @@ def run_scenario(
         run.t0 = anyio.current_time()
         async with anyio.create_task_group() as tg:
             await tg.start(run.scheduler.serve)
+            await tg.start(run.controllers.serve)
             run.create(scenario.objects)
             for index, step in enumerate(scenario.steps):
                 if step.expect is not None and step_checker is not None:
@@ -399,10 +414,15 @@ def run_scenario(
                     run.update(step.objects)
                 elif step.kind == "delete":
                     run.delete(step.deletes)
+                elif step.kind == "scale" and step.scale is not None:
+                    run.controllers.scale(*step.scale)
                 await anyio.wait_all_tasks_blocked()
                 run.timeline.append(run.snapshot(index))
             result.update(run_state(run))
             result["nodes"] = run.usage.report()
+            workloads = run.controllers.report()
+            if workloads:
+                result["workloads"] = workloads
             if len(scenario.steps) > 1:
                 result["timeline"] = run.timeline
             if events:

@@ -52,6 +52,7 @@ class PodTopologySpreadArgs:
             return cls()
         if not isinstance(args, Mapping):
             raise ConfigError(f"{PLUGIN}: args: must be a mapping, got {type(args).__name__}")
+        _no_unknown(args, _ARGS_FIELDS, "")
         raw = args.get("defaultConstraints")
         if raw is None:
             raw = []
@@ -98,9 +99,33 @@ def _read_str(item: Mapping[str, Any], key: str, path: str) -> str | None:
     return value
 
 
+_ARGS_FIELDS = frozenset({"apiVersion", "kind", "defaultConstraints", "defaultingType"})
+_CONSTRAINT_FIELDS = frozenset(
+    {
+        "maxSkew",
+        "topologyKey",
+        "whenUnsatisfiable",
+        "labelSelector",
+        "minDomains",
+        "nodeAffinityPolicy",
+        "nodeTaintsPolicy",
+        "matchLabelKeys",
+    }
+)
+
+
+def _no_unknown(data: Mapping[str, Any], known: frozenset[str], path: str) -> None:
+    """Strict decoding: a field the args type does not have is an error."""
+    for key in data:
+        if key not in known:
+            where = f"{path}.{key}" if path else str(key)
+            raise ConfigError(f'{PLUGIN}: args: unknown field "{where}"')
+
+
 def _read_constraint(item: Any, path: str) -> TopologySpreadConstraint:
     if not isinstance(item, Mapping):
         raise _fail(path, "must be a mapping")
+    _no_unknown(item, _CONSTRAINT_FIELDS, path)
     keys = item.get("matchLabelKeys") or []
     if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
         raise _fail(f"{path}.matchLabelKeys", "must be a list of strings")

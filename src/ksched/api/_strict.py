@@ -1,0 +1,426 @@
+"""Strict field decoding: the field names of the kinds ksched reads.
+
+# staging/src/k8s.io/api/{core,apps,batch,policy,scheduling}/v1/types.go (json tags) and
+# apimachinery's strict decoding ("strict decoding error: unknown field ...").
+
+A table, not a schema: every field of the objects and sub-objects ksched reads is listed
+by its JSON name, so a typo (``resoures:``) is caught with its path as ``kubectl apply``
+with server-side strict validation catches it. Sub-objects ksched does not read (``env``,
+probes, volumes, ``securityContext``, ``status`` of most kinds...) are opaque: their own
+field names are not checked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any, Final
+
+__all__ = ["API_VERSIONS", "unknown_fields"]
+
+OPAQUE: Final = "opaque"
+"""Any value: a field ksched does not read below this point."""
+
+Schema = Mapping[str, Any]  # field -> OPAQUE, a nested Schema, or [Schema] for a list
+
+
+def _fields(*names: str, **nested: Any) -> dict[str, Any]:
+    out: dict[str, Any] = dict.fromkeys(names, OPAQUE)
+    out.update(nested)
+    return out
+
+
+OWNER_REFERENCE = _fields("apiVersion", "kind", "name", "uid", "controller", "blockOwnerDeletion")
+OBJECT_META = _fields(
+    "name",
+    "generateName",
+    "namespace",
+    "selfLink",
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "labels",
+    "annotations",
+    "finalizers",
+    "managedFields",
+    ownerReferences=[OWNER_REFERENCE],
+)
+REQUIREMENT = _fields("key", "operator", "values")
+LABEL_SELECTOR = _fields("matchLabels", matchExpressions=[REQUIREMENT])
+NODE_SELECTOR_TERM = _fields(matchExpressions=[REQUIREMENT], matchFields=[REQUIREMENT])
+NODE_SELECTOR = _fields(nodeSelectorTerms=[NODE_SELECTOR_TERM])
+POD_AFFINITY_TERM = _fields(
+    "topologyKey",
+    "namespaces",
+    "matchLabelKeys",
+    "mismatchLabelKeys",
+    labelSelector=LABEL_SELECTOR,
+    namespaceSelector=LABEL_SELECTOR,
+)
+_REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
+_PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
+POD_AFFINITY = {
+    _REQUIRED: [POD_AFFINITY_TERM],
+    _PREFERRED: [_fields("weight", podAffinityTerm=POD_AFFINITY_TERM)],
+}
+AFFINITY = _fields(
+    nodeAffinity={
+        _REQUIRED: NODE_SELECTOR,
+        _PREFERRED: [_fields("weight", preference=NODE_SELECTOR_TERM)],
+    },
+    podAffinity=POD_AFFINITY,
+    podAntiAffinity=POD_AFFINITY,
+)
+CONTAINER = _fields(
+    "name",
+    "image",
+    "command",
+    "args",
+    "workingDir",
+    "envFrom",
+    "env",
+    "resizePolicy",
+    "restartPolicy",
+    "restartPolicyRules",
+    "volumeMounts",
+    "volumeDevices",
+    "livenessProbe",
+    "readinessProbe",
+    "startupProbe",
+    "lifecycle",
+    "terminationMessagePath",
+    "terminationMessagePolicy",
+    "imagePullPolicy",
+    "securityContext",
+    "stdin",
+    "stdinOnce",
+    "tty",
+    ports=[_fields("name", "hostPort", "containerPort", "protocol", "hostIP")],
+    resources=_fields("limits", "requests", "claims"),
+)
+POD_SPEC = _fields(
+    "volumes",
+    "ephemeralContainers",
+    "restartPolicy",
+    "terminationGracePeriodSeconds",
+    "activeDeadlineSeconds",
+    "dnsPolicy",
+    "nodeSelector",
+    "serviceAccountName",
+    "serviceAccount",
+    "automountServiceAccountToken",
+    "nodeName",
+    "hostNetwork",
+    "hostPID",
+    "hostIPC",
+    "shareProcessNamespace",
+    "securityContext",
+    "imagePullSecrets",
+    "hostname",
+    "hostnameOverride",
+    "subdomain",
+    "schedulerName",
+    "hostAliases",
+    "priorityClassName",
+    "priority",
+    "dnsConfig",
+    "readinessGates",
+    "runtimeClassName",
+    "enableServiceLinks",
+    "preemptionPolicy",
+    "overhead",
+    "setHostnameAsFQDN",
+    "os",
+    "hostUsers",
+    "resourceClaims",
+    "resources",
+    initContainers=[CONTAINER],
+    containers=[CONTAINER],
+    affinity=AFFINITY,
+    tolerations=[_fields("key", "operator", "value", "effect", "tolerationSeconds")],
+    topologySpreadConstraints=[
+        _fields(
+            "maxSkew",
+            "topologyKey",
+            "whenUnsatisfiable",
+            "minDomains",
+            "nodeAffinityPolicy",
+            "nodeTaintsPolicy",
+            "matchLabelKeys",
+            labelSelector=LABEL_SELECTOR,
+        )
+    ],
+    schedulingGates=[_fields("name")],
+)
+POD_TEMPLATE = _fields(metadata=OBJECT_META, spec=POD_SPEC)
+
+
+def _kind(spec: Schema | None = None, **top: Any) -> dict[str, Any]:
+    out = _fields("apiVersion", "kind", "status", metadata=OBJECT_META, **top)
+    if spec is not None:
+        out["spec"] = spec
+    return out
+
+
+_PV_SOURCES = (
+    "csi",
+    "hostPath",
+    "local",
+    "nfs",
+    "awsElasticBlockStore",
+    "gcePersistentDisk",
+    "azureDisk",
+    "azureFile",
+    "cinder",
+    "rbd",
+    "iscsi",
+    "fc",
+    "flexVolume",
+    "cephfs",
+    "glusterfs",
+    "portworxVolume",
+    "photonPersistentDisk",
+    "quobyte",
+    "scaleIO",
+    "storageos",
+    "vsphereVolume",
+    "flocker",
+)
+"""PersistentVolume sources (opaque below their names)."""
+
+SCHEMAS: Mapping[str, Schema] = {
+    "Pod": _kind(POD_SPEC),
+    "Node": _kind(
+        _fields(
+            "podCIDR",
+            "podCIDRs",
+            "providerID",
+            "unschedulable",
+            "configSource",
+            "externalID",
+            taints=[_fields("key", "value", "effect", "timeAdded")],
+        ),
+        status=_fields(
+            "capacity",
+            "allocatable",
+            "phase",
+            "conditions",
+            "addresses",
+            "daemonEndpoints",
+            "nodeInfo",
+            "volumesInUse",
+            "volumesAttached",
+            "config",
+            "runtimeHandlers",
+            "features",
+            "declaredFeatures",
+            images=[_fields("names", "sizeBytes")],
+        ),
+    ),
+    "PriorityClass": _kind(
+        None, value=OPAQUE, globalDefault=OPAQUE, description=OPAQUE, preemptionPolicy=OPAQUE
+    ),
+    "PodDisruptionBudget": _kind(
+        _fields(
+            "minAvailable", "maxUnavailable", "unhealthyPodEvictionPolicy", selector=LABEL_SELECTOR
+        )
+    ),
+    "PodGroup": _kind(_fields("minMember", "minResources", "scheduleTimeoutSeconds")),
+    "Namespace": _kind(_fields("finalizers")),
+    "Service": _kind(
+        _fields(
+            "ports",
+            "selector",
+            "clusterIP",
+            "clusterIPs",
+            "type",
+            "externalIPs",
+            "sessionAffinity",
+            "loadBalancerIP",
+            "loadBalancerSourceRanges",
+            "externalName",
+            "externalTrafficPolicy",
+            "healthCheckNodePort",
+            "publishNotReadyAddresses",
+            "sessionAffinityConfig",
+            "ipFamilies",
+            "ipFamilyPolicy",
+            "allocateLoadBalancerNodePorts",
+            "loadBalancerClass",
+            "internalTrafficPolicy",
+            "trafficDistribution",
+        )
+    ),
+    "ReplicationController": _kind(
+        _fields("replicas", "minReadySeconds", "selector", template=POD_TEMPLATE)
+    ),
+    "ReplicaSet": _kind(
+        _fields("replicas", "minReadySeconds", selector=LABEL_SELECTOR, template=POD_TEMPLATE)
+    ),
+    "Deployment": _kind(
+        _fields(
+            "replicas",
+            "strategy",
+            "minReadySeconds",
+            "revisionHistoryLimit",
+            "paused",
+            "progressDeadlineSeconds",
+            selector=LABEL_SELECTOR,
+            template=POD_TEMPLATE,
+        )
+    ),
+    "StatefulSet": _kind(
+        _fields(
+            "replicas",
+            "volumeClaimTemplates",
+            "serviceName",
+            "podManagementPolicy",
+            "updateStrategy",
+            "revisionHistoryLimit",
+            "minReadySeconds",
+            "persistentVolumeClaimRetentionPolicy",
+            "ordinals",
+            selector=LABEL_SELECTOR,
+            template=POD_TEMPLATE,
+        )
+    ),
+    "DaemonSet": _kind(
+        _fields(
+            "updateStrategy",
+            "minReadySeconds",
+            "revisionHistoryLimit",
+            selector=LABEL_SELECTOR,
+            template=POD_TEMPLATE,
+        )
+    ),
+    "Job": _kind(
+        _fields(
+            "parallelism",
+            "completions",
+            "activeDeadlineSeconds",
+            "podFailurePolicy",
+            "successPolicy",
+            "backoffLimit",
+            "backoffLimitPerIndex",
+            "maxFailedIndexes",
+            "manualSelector",
+            "ttlSecondsAfterFinished",
+            "completionMode",
+            "suspend",
+            "podReplacementPolicy",
+            "managedBy",
+            selector=LABEL_SELECTOR,
+            template=POD_TEMPLATE,
+        )
+    ),
+    # storage.k8s.io and the core storage kinds (the volume plugins read them)
+    "PersistentVolume": _kind(
+        _fields(
+            "capacity",
+            "accessModes",
+            "persistentVolumeReclaimPolicy",
+            "storageClassName",
+            "mountOptions",
+            "volumeMode",
+            "volumeAttributesClassName",
+            *_PV_SOURCES,
+            claimRef=_fields(
+                "apiVersion", "kind", "name", "namespace", "uid", "resourceVersion", "fieldPath"
+            ),
+            nodeAffinity=_fields(required=NODE_SELECTOR),
+        )
+    ),
+    "PersistentVolumeClaim": _kind(
+        _fields(
+            "accessModes",
+            "volumeName",
+            "storageClassName",
+            "volumeMode",
+            "dataSource",
+            "dataSourceRef",
+            "volumeAttributesClassName",
+            selector=LABEL_SELECTOR,
+            resources=_fields("requests", "limits"),
+        )
+    ),
+    "StorageClass": _kind(
+        None,
+        provisioner=OPAQUE,
+        parameters=OPAQUE,
+        reclaimPolicy=OPAQUE,
+        mountOptions=OPAQUE,
+        allowVolumeExpansion=OPAQUE,
+        volumeBindingMode=OPAQUE,
+        allowedTopologies=[_fields(matchLabelExpressions=[_fields("key", "values")])],
+    ),
+    "CSINode": _kind(
+        _fields(drivers=[_fields("name", "nodeID", "topologyKeys", allocatable=_fields("count"))])
+    ),
+    "CSIDriver": _kind(
+        _fields(
+            "attachRequired",
+            "podInfoOnMount",
+            "volumeLifecycleModes",
+            "storageCapacity",
+            "fsGroupPolicy",
+            "tokenRequests",
+            "requiresRepublish",
+            "seLinuxMount",
+            "nodeAllocatableUpdatePeriodSeconds",
+            "serviceAccountTokenInSecrets",
+        )
+    ),
+    "CSIStorageCapacity": _kind(
+        None,
+        storageClassName=OPAQUE,
+        capacity=OPAQUE,
+        maximumVolumeSize=OPAQUE,
+        nodeTopology=LABEL_SELECTOR,
+    ),
+}
+"""Kind -> its field table. A kind ksched reads has one: ``read_manifest`` checks only these."""
+
+API_VERSIONS: Mapping[str, tuple[str, ...]] = {
+    "Pod": ("v1",),
+    "Node": ("v1",),
+    "Namespace": ("v1",),
+    "Service": ("v1",),
+    "ReplicationController": ("v1",),
+    "PriorityClass": ("scheduling.k8s.io/v1",),
+    "PodDisruptionBudget": ("policy/v1",),
+    "PodGroup": ("scheduling.x-k8s.io/v1alpha1", "scheduling.sigs.k8s.io/v1alpha1"),
+    "ReplicaSet": ("apps/v1",),
+    "Deployment": ("apps/v1",),
+    "StatefulSet": ("apps/v1",),
+    "DaemonSet": ("apps/v1",),
+    "Job": ("batch/v1",),
+}
+"""Kind -> the apiVersions ksched reads it in."""
+
+
+def _walk(schema: Schema, data: Mapping[str, Any], path: str) -> Iterator[str]:
+    for key, value in data.items():
+        here = f"{path}.{key}" if path else str(key)
+        sub = schema.get(key) if isinstance(key, str) else None
+        if sub is None:
+            yield here
+        elif sub is OPAQUE or value is None:
+            continue
+        elif isinstance(sub, list):
+            if isinstance(value, list):
+                for i, item in enumerate(value):
+                    if isinstance(item, Mapping):
+                        yield from _walk(sub[0], item, f"{here}[{i}]")
+        elif isinstance(value, Mapping):
+            yield from _walk(sub, value, here)
+
+
+def unknown_fields(kind: str, data: Mapping[str, Any]) -> list[str]:
+    """The paths of fields ``kind`` does not have (``spec.containers[0].resoures``).
+
+    A kind without a table (not read by ksched) has none.
+    """
+    schema = SCHEMAS.get(kind)
+    return [] if schema is None else list(_walk(schema, data, ""))
