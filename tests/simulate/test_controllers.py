@@ -277,3 +277,70 @@ def test_a_node_added_later_gets_its_daemon_pod_at_that_simulated_time() -> None
         if e["kind"] == "Bound" and e["pod"].startswith("default/agent-")
     }
     assert bound == {"n1": 0.0, "n2": 30.0}
+
+
+LOCAL_CLASS = (
+    "{apiVersion: storage.k8s.io/v1, kind: StorageClass, metadata: {name: local}, "
+    "provisioner: kubernetes.io/no-provisioner, volumeBindingMode: WaitForFirstConsumer}"
+)
+
+
+def local_pv(name: str, node_name: str) -> str:
+    return (
+        f"{{apiVersion: v1, kind: PersistentVolume, metadata: {{name: {name}}}, spec: {{"
+        "capacity: {storage: 10Gi}, accessModes: [ReadWriteOnce], storageClassName: local, "
+        "nodeAffinity: {required: {nodeSelectorTerms: [{matchExpressions: [{key: "
+        f"kubernetes.io/hostname, operator: In, values: [{node_name}]}}]}}]}}}}}}}}"
+    )
+
+
+def test_stateful_set_claim_templates_make_claims_that_pick_the_nodes() -> None:
+    """stateful_set_utils.go getPersistentVolumeClaims: one claim per template and
+    replica, <template>-<set>-<ordinal>; the pods' volumes point at them, so
+    VolumeBinding places each replica where a local PV is (n2, n3, never n1)."""
+    templates = (
+        "volumeClaimTemplates: [{metadata: {name: data}, spec: {accessModes: [ReadWriteOnce], "
+        "storageClassName: local, resources: {requests: {storage: 1Gi}}}}], "
+        "podManagementPolicy: Parallel, replicas: 2, "
+    )
+    nodes = [
+        node(n).replace("labels: {zone: a}", f"labels: {{zone: a, kubernetes.io/hostname: {n}}}")
+        for n in ("n1", "n2", "n3")
+    ]
+    report = scenario(
+        [*nodes, LOCAL_CLASS, local_pv("pv-2", "n2"), local_pv("pv-3", "n3"),
+         workload("StatefulSet", "db", templates)]
+    )  # fmt: skip
+    pods = pods_of(report, "StatefulSet default/db")
+    assert sorted(pods) == ["default/db-0", "default/db-1"]
+    assert sorted(p["node"] for p in pods.values()) == ["n2", "n3"]
+
+
+def test_claim_volumes_replace_a_template_volume_of_the_same_name() -> None:
+    from ksched.api import StatefulSet
+    from ksched.simulate._claims import stateful_set_claims, with_claim_volumes
+
+    sts = read_manifest(
+        yaml.safe_load(
+            workload(
+                "StatefulSet",
+                "web",
+                "volumeClaimTemplates: [{metadata: {name: www, labels: {tier: t}}, "
+                "spec: {resources: {requests: {storage: 1Gi}}}}], ",
+                extra="volumes: [{name: www, emptyDir: {}}, {name: other, emptyDir: {}}], ",
+            )
+        )
+    )
+    assert isinstance(sts, StatefulSet)
+    claims = stateful_set_claims(sts, 3)
+    assert [(c.key, dict(c.metadata.labels)) for c in claims] == [
+        ("default/www-web-3", {"tier": "t", "app": "web"})
+    ]
+    assert sts.template is not None
+    from ksched.api import Pod
+
+    pod = with_claim_volumes(Pod(metadata=sts.template.metadata, spec=sts.template.spec), sts, 3)
+    by_name = {v.name: v for v in pod.spec.volumes}
+    assert by_name["www"].persistent_volume_claim is not None
+    assert by_name["www"].persistent_volume_claim.claim_name == "www-web-3"
+    assert by_name["other"].kind == "emptyDir"

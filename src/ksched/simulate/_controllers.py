@@ -46,6 +46,7 @@ from ..api import (
     Toleration,
 )
 from ..cluster import InMemoryCluster, object_key
+from ._claims import with_claim_volumes
 from ._scenario import ScenarioError
 
 __all__ = ["DAEMON_POD_TOLERATIONS", "Controllers", "owner_of"]
@@ -120,9 +121,9 @@ class Controllers:
     """The controllers of one simulated cluster.
 
     ``create_pods`` and ``delete_pod`` are the runner's, so controller pods are stamped,
-    reported and deleted like any other. ``volume_claims`` is the seam for a
-    StatefulSet's ``volumeClaimTemplates``: called with the set and an ordinal, it
-    returns the claims to create before that pod (none while storage is not modelled).
+    reported and deleted like any other. ``volume_claims`` makes a StatefulSet's
+    ``volumeClaimTemplates`` claims: called with the set and an ordinal, it returns the
+    claims to create before that pod, whose volumes then point at them.
     """
 
     cluster: InMemoryCluster
@@ -364,14 +365,19 @@ class Controllers:
                     return  # wait until it runs (is bound) before the next one
                 continue
             name = f"{meta.name}-{ordinal}"
+            pod = self._new_pod("StatefulSet", meta, template, name, labels=None)
             if self.volume_claims is not None:
                 for claim in self.volume_claims(sts, ordinal):
-                    self.cluster.apply(claim)
+                    if self.cluster.get("PersistentVolumeClaim", claim.key) is None:
+                        self.cluster.apply(claim)  # an existing claim is kept as it is
+                pod = with_claim_volumes(pod, sts, ordinal)
             labels = {
+                **pod.labels,
                 "statefulset.kubernetes.io/pod-name": name,
                 "apps.kubernetes.io/pod-index": str(ordinal),
             }
-            self.create_pods([self._new_pod("StatefulSet", meta, template, name, labels)])
+            pod = attrs.evolve(pod, metadata=attrs.evolve(pod.metadata, labels=labels))
+            self.create_pods([pod])
             if ordered:
                 return
 

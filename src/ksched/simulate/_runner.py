@@ -12,6 +12,7 @@ from ..api import KubeObject, Node, Pod, pod_requests
 from ..cluster import InMemoryCluster, object_key
 from ..framework import Code, Resource, Status
 from ..scheduler import AttemptReport, Registry, Scheduler, SchedulingEvent
+from ._claims import stateful_set_claims
 from ._controllers import Controllers, owner_of
 from ._scenario import Scenario, ScenarioError
 
@@ -106,6 +107,7 @@ class _Run:
             self.cluster,
             create_pods=self.create,
             delete_pod=lambda key: self.delete([("Pod", key)]),
+            volume_claims=stateful_set_claims,
         )
         self.cluster.subscribe(self.controllers.on_change)
         self.scheduler = Scheduler(
