@@ -37,6 +37,9 @@ from ._store import KINDS, ClusterListener, object_key
 
 __all__ = ["InMemoryCluster", "RecordedEvent"]
 
+_DEFAULT_CLASS_ANNOTATION = "storageclass.kubernetes.io/is-default-class"
+_BETA_DEFAULT_CLASS_ANNOTATION = "storageclass.beta.kubernetes.io/is-default-class"
+
 
 @attrs.frozen
 class RecordedEvent:
@@ -159,6 +162,26 @@ class InMemoryCluster:
         for listener in list(self._listeners):
             listener(kind, old, new)
 
+    def default_storage_class(self, claim: PersistentVolumeClaim) -> PersistentVolumeClaim:
+        """A new claim without ``storageClassName`` gets the default class, as the
+        DefaultStorageClass admission plugin gives it (the newest of several defaults;
+        plugin/pkg/admission/storage/storageclass/setdefault, GetDefaultClass)."""
+        if self.get("PersistentVolumeClaim", claim.key) is not None:
+            return claim  # admission runs on create only
+        defaults = [
+            c
+            for c in self.objects("StorageClass")
+            if c.metadata.annotations.get(_DEFAULT_CLASS_ANNOTATION) == "true"
+            or c.metadata.annotations.get(_BETA_DEFAULT_CLASS_ANNOTATION) == "true"
+        ]
+        if not defaults:
+            return claim
+        # The newest; of equally new ones, the first by name.
+        newest = min(
+            defaults, key=lambda c: (-(c.metadata.creation_timestamp or 0.0), c.metadata.name)
+        )
+        return attrs.evolve(claim, storage_class_name=newest.metadata.name)
+
     def resolve_priority(self, pod: Pod) -> Pod:
         """The pod with ``spec.priority`` (and preemption policy) from its PriorityClass."""
         classes: dict[str, PriorityClass] = self._objects.get("PriorityClass", {})
@@ -187,6 +210,8 @@ class InMemoryCluster:
         kind = KINDS[type(obj)]
         if isinstance(obj, Pod):
             obj = self.resolve_priority(obj)
+        elif isinstance(obj, PersistentVolumeClaim) and obj.storage_class_name is None:
+            obj = self.default_storage_class(obj)
         store = self._objects.setdefault(kind, {})
         key = object_key(obj)
         old = store.get(key)
