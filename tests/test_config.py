@@ -22,7 +22,8 @@ from ksched.framework._waiting import WaitingPods
 
 
 def test_default_plugins_match_upstream_v1() -> None:
-    # getDefaultPlugins (multiPoint), without the volume and DRA plugins.
+    # getDefaultPlugins (multiPoint), without the volume plugins; DynamicResources before
+    # DefaultPreemption as applyFeatureGates puts it (default_plugins.go).
     assert [(r.name, r.weight) for r in DEFAULT_PLUGINS.enabled] == [
         ("SchedulingGates", 0),
         ("PrioritySort", 0),
@@ -34,6 +35,7 @@ def test_default_plugins_match_upstream_v1() -> None:
         ("NodeResourcesFit", 1),
         ("PodTopologySpread", 2),
         ("InterPodAffinity", 2),
+        ("DynamicResources", 0),
         ("DefaultPreemption", 0),
         ("NodeResourcesBalancedAllocation", 1),
         ("ImageLocality", 1),

@@ -15,7 +15,9 @@ import anyio
 import attrs
 
 from ._errors import NotFoundError
+from ._resourceclaims import make_template_claims, release_claims
 from .api import (
+    DeviceClass,
     KubeObject,
     Namespace,
     Node,
@@ -25,6 +27,9 @@ from .api import (
     PriorityClass,
     ReplicaSet,
     ReplicationController,
+    ResourceClaim,
+    ResourceClaimTemplate,
+    ResourceSlice,
     Service,
     StatefulSet,
 )
@@ -45,6 +50,10 @@ _KINDS: dict[type, str] = {
     ReplicationController: "ReplicationController",
     ReplicaSet: "ReplicaSet",
     StatefulSet: "StatefulSet",
+    DeviceClass: "DeviceClass",
+    ResourceSlice: "ResourceSlice",
+    ResourceClaim: "ResourceClaim",
+    ResourceClaimTemplate: "ResourceClaimTemplate",
 }
 
 
@@ -156,6 +165,32 @@ class InMemoryCluster:
     def priority_classes(self) -> list[PriorityClass]:
         return self.objects("PriorityClass")
 
+    def device_classes(self) -> list[DeviceClass]:
+        return self.objects("DeviceClass")
+
+    def get_device_class(self, name: str) -> DeviceClass | None:
+        found: DeviceClass | None = self.get("DeviceClass", name)
+        return found
+
+    def resource_slices(self) -> list[ResourceSlice]:
+        return self.objects("ResourceSlice")
+
+    def resource_claims(self) -> list[ResourceClaim]:
+        return self.objects("ResourceClaim")
+
+    def get_resource_claim(self, namespace: str, name: str) -> ResourceClaim | None:
+        found: ResourceClaim | None = self.get("ResourceClaim", f"{namespace}/{name}")
+        return found
+
+    async def update_resource_claim(self, claim: ResourceClaim) -> ResourceClaim:
+        """Write a claim's status (allocation, reservedFor). Raises NotFoundError when the
+        claim is gone or was replaced by another with the same name."""
+        current = self.get_resource_claim(claim.namespace, claim.name)
+        if current is None or current.uid != claim.uid:
+            raise NotFoundError(f"resourceclaim {claim.key}: not found")
+        self.apply(claim)
+        return claim
+
     # ---- writing ------------------------------------------------------------------
 
     def _notify(self, kind: str, old: Any, new: Any) -> None:
@@ -185,6 +220,9 @@ class InMemoryCluster:
         kind = _KINDS[type(obj)]
         if isinstance(obj, Pod):
             obj = self.resolve_priority(obj)
+            obj, claims = make_template_claims(self, obj)  # the resourceclaim controller
+            for claim in claims:
+                self.apply(claim)
         store = self._objects.setdefault(kind, {})
         key = object_key(obj)
         old = store.get(key)
@@ -194,6 +232,10 @@ class InMemoryCluster:
             waiters = self._bound.pop(key, None)  # only pods someone waits for have one
             if waiters is not None:
                 waiters.set()
+        if isinstance(obj, ResourceClaimTemplate):  # pods that waited for it get claims
+            for pod in self.pods():
+                if pod.namespace == obj.metadata.namespace and make_template_claims(self, pod)[1]:
+                    self.apply(pod)
 
     def remove(self, kind: str, key: str) -> Any:
         """Delete an object and notify the listeners. Raises NotFoundError."""
@@ -202,6 +244,12 @@ class InMemoryCluster:
             raise NotFoundError(f"{kind} {key}: not found")
         old = store.pop(key)
         self._notify(kind, old, None)
+        if isinstance(old, Pod) and old.spec.resource_claims:
+            updates, deletes = release_claims(self, old)
+            for claim in updates:
+                self.apply(claim)
+            for claim_key in deletes:
+                self.remove("ResourceClaim", claim_key)
         return old
 
     async def add_node(self, node: Node) -> None:

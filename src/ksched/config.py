@@ -71,13 +71,14 @@ DEFAULT_PLUGINS = PluginSet(
         PluginRef("NodeResourcesFit", 1),
         PluginRef("PodTopologySpread", 2),
         PluginRef("InterPodAffinity", 2),
+        PluginRef("DynamicResources"),
         PluginRef("DefaultPreemption"),
         PluginRef("NodeResourcesBalancedAllocation", 1),
         PluginRef("ImageLocality", 1),
         PluginRef("DefaultBinder"),
     )
 )
-"""The default multiPoint set, order and weights (volume and DRA plugins aside)."""
+"""The default multiPoint set, order and weights (volume plugins aside)."""
 
 
 @attrs.frozen

@@ -336,12 +336,9 @@ class Scheduler:
         elif kind == "Pod":
             self._on_pod(old, new)
         else:
-            resource = {
-                "PodGroup": EventResource.POD_GROUP,
-                "Namespace": EventResource.NAMESPACE,
-                "Service": EventResource.SERVICE,
-            }.get(kind)
-            if resource is None:
+            try:  # any other kind the engine knows as an event resource, by its name
+                resource = EventResource(kind)
+            except ValueError:
                 return
             action = (
                 ActionType.ADD

@@ -1,5 +1,26 @@
 """The Kubernetes object model the scheduler reads."""
 
+from ._cel import CelError as CelError
+from ._cel import DeviceSelector as DeviceSelector
+from ._cel import compile_selector as compile_selector
+from ._dra import ALLOCATION_RESULTS_MAX_SIZE as ALLOCATION_RESULTS_MAX_SIZE
+from ._dra import RESOURCE_CLAIM_RESERVED_FOR_MAX_SIZE as RESOURCE_CLAIM_RESERVED_FOR_MAX_SIZE
+from ._dra import AllocationResult as AllocationResult
+from ._dra import Device as Device
+from ._dra import DeviceAttribute as DeviceAttribute
+from ._dra import DeviceClass as DeviceClass
+from ._dra import DeviceConstraint as DeviceConstraint
+from ._dra import DeviceRequest as DeviceRequest
+from ._dra import DeviceRequestAllocationResult as DeviceRequestAllocationResult
+from ._dra import DeviceSubRequest as DeviceSubRequest
+from ._dra import ResourceClaim as ResourceClaim
+from ._dra import ResourceClaimConsumerReference as ResourceClaimConsumerReference
+from ._dra import ResourceClaimSpec as ResourceClaimSpec
+from ._dra import ResourceClaimStatus as ResourceClaimStatus
+from ._dra import ResourceClaimTemplate as ResourceClaimTemplate
+from ._dra import ResourcePool as ResourcePool
+from ._dra import ResourceSlice as ResourceSlice
+from ._dra import SemVer as SemVer
 from ._manifest import KubeObject as KubeObject
 from ._manifest import load_manifests as load_manifests
 from ._manifest import parse_time as parse_time
@@ -21,6 +42,8 @@ from ._model import PodAffinityTerm as PodAffinityTerm
 from ._model import PodAntiAffinity as PodAntiAffinity
 from ._model import PodDisruptionBudget as PodDisruptionBudget
 from ._model import PodGroup as PodGroup
+from ._model import PodResourceClaim as PodResourceClaim
+from ._model import PodResourceClaimStatus as PodResourceClaimStatus
 from ._model import PodSpec as PodSpec
 from ._model import PodStatus as PodStatus
 from ._model import PreferredSchedulingTerm as PreferredSchedulingTerm
@@ -49,12 +72,24 @@ from ._selectors import NodeSelectorTerm as NodeSelectorTerm
 from ._selectors import compile_requirements as compile_requirements
 
 __all__ = [
+    "ALLOCATION_RESULTS_MAX_SIZE",
     "DEFAULT_MEMORY_REQUEST",
     "DEFAULT_MILLI_CPU_REQUEST",
+    "RESOURCE_CLAIM_RESERVED_FOR_MAX_SIZE",
     "Affinity",
+    "AllocationResult",
+    "CelError",
     "Container",
     "ContainerImage",
     "ContainerPort",
+    "Device",
+    "DeviceAttribute",
+    "DeviceClass",
+    "DeviceConstraint",
+    "DeviceRequest",
+    "DeviceRequestAllocationResult",
+    "DeviceSelector",
+    "DeviceSubRequest",
     "InvalidQuantityError",
     "KubeObject",
     "LabelMatcher",
@@ -76,13 +111,23 @@ __all__ = [
     "PodAntiAffinity",
     "PodDisruptionBudget",
     "PodGroup",
+    "PodResourceClaim",
+    "PodResourceClaimStatus",
     "PodSpec",
     "PodStatus",
     "PreferredSchedulingTerm",
     "PriorityClass",
     "ReplicaSet",
     "ReplicationController",
+    "ResourceClaim",
+    "ResourceClaimConsumerReference",
+    "ResourceClaimSpec",
+    "ResourceClaimStatus",
+    "ResourceClaimTemplate",
     "ResourceList",
+    "ResourcePool",
+    "ResourceSlice",
+    "SemVer",
     "Service",
     "StatefulSet",
     "Taint",
@@ -90,6 +135,7 @@ __all__ = [
     "TopologySpreadConstraint",
     "WeightedPodAffinityTerm",
     "compile_requirements",
+    "compile_selector",
     "load_manifests",
     "parse_quantity",
     "parse_time",

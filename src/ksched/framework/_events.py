@@ -70,6 +70,9 @@ class EventResource(enum.Enum):
     POD_GROUP = "PodGroup"
     SERVICE = "Service"
     PERSISTENT_VOLUME = "PersistentVolume"
+    RESOURCE_CLAIM = "ResourceClaim"
+    RESOURCE_SLICE = "ResourceSlice"
+    DEVICE_CLASS = "DeviceClass"
     WILDCARD = "*"
 
 

@@ -31,6 +31,7 @@ IN_TREE: Mapping[str, str] = {
     "PodTopologySpread": "pod_topology_spread:PodTopologySpread",
     "DefaultPreemption": "default_preemption:DefaultPreemption",
     "Coscheduling": "coscheduling:Coscheduling",
+    "DynamicResources": "dynamic_resources:DynamicResources",
 }
 
 
