@@ -123,8 +123,10 @@ def main() -> None:
     path = Path(__file__).parent / "results" / "cel.json"
     path.write_text(json.dumps(out, indent=2) + "\n")
     for r in results:
-        print(f"{r['package']:28} {r['version']:8} compile {r['compile_us']:9.1f} us"
-              f"   eval {r['eval_us']:8.1f} us")
+        print(
+            f"{r['package']:28} {r['version']:8} compile {r['compile_us']:9.1f} us"
+            f"   eval {r['eval_us']:8.1f} us"
+        )
 
 
 if __name__ == "__main__":

@@ -137,7 +137,13 @@ def _step(raw: Any, where: str) -> Step:
         if not isinstance(item, Mapping) or not item.get("kind") or not item.get("name"):
             raise ScenarioError(f"{where}.delete[{i}]: needs kind and name")
         kind, name = str(item["kind"]), str(item["name"])
-        cluster_scoped = kind in ("Node", "PriorityClass", "Namespace", "DeviceClass", "ResourceSlice")
+        cluster_scoped = kind in (
+            "Node",
+            "PriorityClass",
+            "Namespace",
+            "DeviceClass",
+            "ResourceSlice",
+        )
         key = name if cluster_scoped else f"{item.get('namespace') or 'default'}/{name}"
         deletes.append((kind, key))
     return Step("delete", deletes=tuple(deletes), expect=expect)

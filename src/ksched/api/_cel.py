@@ -29,6 +29,8 @@ _Q = "__quantity__"
 _V = "__semver__"
 # Domains named with a literal key: they read as empty maps when a device has none.
 _DOMAIN_KEY = re.compile(r"""\.\s*(attributes|capacity)\s*\[\s*("([^"\\]*)"|'([^'\\]*)')\s*\]""")
+# Names a macro or cel.bind introduces: not undeclared references.
+_BOUND = re.compile(r"(\.(all|exists|exists_one|map|filter)|cel\.bind)\(\s*(\w+)\s*,")
 _SEMVER = re.compile(
     r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-([0-9A-Za-z.-]+))?(?:\+[0-9A-Za-z.-]+)?$"
 )
@@ -151,6 +153,12 @@ class DeviceSelector:
             self._program = cel.compile(expression)
         except ValueError as exc:
             raise CelError(f"compilation failed: {exc}") from exc
+        bound = {m[3] for m in _BOUND.finditer(expression)}
+        unknown = sorted(set(self._program.variables()) - bound - {"device"})
+        if "cel" in unknown:  # ext.Bindings: the engine has no cel.bind
+            raise CelError("compilation failed: cel.bind is not supported")
+        if unknown:
+            raise CelError(f"compilation failed: undeclared reference to '{unknown[0]}'")
         self.expression = expression
         self._domains = frozenset(
             (m[1], m[3] if m[3] is not None else m[4]) for m in _DOMAIN_KEY.finditer(expression)

@@ -31,6 +31,7 @@ from ...api import (
     NodeSelectorTerm,
     ResourceClaim,
     ResourceSlice,
+    compile_selector,
 )
 
 __all__ = [
@@ -231,6 +232,17 @@ class _Run:
                 f"{req.device_class_name}: deviceclass.resource.k8s.io "
                 f'"{req.device_class_name}" not found'
             )
+        for owner, selectors in (
+            (f"class {class_.name}", class_.selectors),
+            (f"claim {claim}", req.selectors),
+        ):
+            for i, expression in enumerate(selectors):
+                try:
+                    compile_selector(expression)
+                except ValueError as exc:
+                    raise AllocationError(
+                        f"{owner}: selector #{i}: CEL compile error: {exc}"
+                    ) from exc
         admin = isinstance(req, DeviceRequest) and req.admin_access
         r = _Request(
             claim=ci,
