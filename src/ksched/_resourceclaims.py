@@ -84,18 +84,19 @@ def make_template_claims(store: _Store, pod: Pod) -> tuple[Pod, list[ResourceCla
 
 def release_claims(store: _Store, pod: Pod) -> tuple[list[ResourceClaim], list[str]]:
     """After ``pod`` is gone: claims to update (pod out of ``reservedFor``, deallocated
-    when nobody is left) and keys of the claims it owned, to delete."""
+    when nobody is left; the pod's own claims too, before they go) and keys of the
+    claims it owned, to delete."""
     updates: list[ResourceClaim] = []
     deletes: list[str] = []
     for claim in store.objects("ResourceClaim"):
         if claim.namespace != pod.namespace:
             continue
         owner = next((o for o in claim.metadata.owner_references if o.controller), None)
-        if owner is not None and owner.kind == "Pod" and owner.uid == pod.uid:
+        owned = owner is not None and owner.kind == "Pod" and owner.uid == pod.uid
+        if owned:
             deletes.append(claim.key)
-            continue
         reserved = tuple(r for r in claim.status.reserved_for if r.uid != pod.uid)
-        if reserved == claim.status.reserved_for:
+        if reserved == claim.status.reserved_for and not (owned and claim.status.allocation):
             continue
         allocation = claim.status.allocation if reserved else None
         status = ResourceClaimStatus(allocation=allocation, reserved_for=reserved)
