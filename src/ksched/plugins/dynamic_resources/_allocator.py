@@ -191,6 +191,26 @@ class Allocator:
         self.slices = slices
         self.allocated = allocated
         self.matcher = matcher
+        # Slices by the node they name, and those a selector or allNodes may reach: a
+        # node's Filter looks at its own and the shared ones, not at every slice.
+        self._by_node: dict[str, list[ResourceSlice]] = {}
+        self._shared: list[ResourceSlice] = []
+        self._position: dict[int, int] = {}
+        for i, s in enumerate(slices):
+            self._position[id(s)] = i
+            if s.node_name:
+                self._by_node.setdefault(s.node_name, []).append(s)
+            else:
+                self._shared.append(s)
+
+    def slices_for(self, node: Node) -> list[ResourceSlice]:
+        """The slices that may hold devices reachable from ``node``, in listing order."""
+        own = self._by_node.get(node.metadata.name, [])
+        if not self._shared:
+            return own
+        if not own:
+            return self._shared
+        return sorted([*own, *self._shared], key=lambda s: self._position[id(s)])
 
     def allocate(self, node: Node) -> list[AllocationResult] | None:
         """One allocation result per claim, or None when the node cannot satisfy them.
@@ -208,7 +228,7 @@ class _Run:
     def __init__(self, alloc: Allocator, node: Node) -> None:
         self.a = alloc
         self.node = node
-        self.pools = gather_pools(alloc.slices, node)
+        self.pools = gather_pools(alloc.slices_for(node), node)
         self.matches: dict[tuple[DeviceID, int], bool] = {}
         self.requests: list[list[list[_Request]]] = []  # claim -> request -> alternatives
         self.constraints: list[list[_MatchAttribute]] = []
