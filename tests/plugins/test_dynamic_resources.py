@@ -1036,10 +1036,30 @@ async def test_in_flight_allocation_blocks_the_device_until_unreserve() -> None:
     assert pl.pre_filter(CycleState(), first, [info]) == Status(
         UAU, ("resource claim default/my-pod-my-resource is in the process of being allocated",)
     )
-    pl.unreserve(state, first, "worker")
+    await pl.unreserve(state, first, "worker")
     state3 = CycleState()
     assert pl.pre_filter(state3, second, [info]) is None
     assert pl.filter(state3, second, info) is None
+
+
+@pytest.mark.anyio
+async def test_unreserve_after_bind_failure_drops_the_reservation_keeps_the_allocation() -> None:
+    """unreserveAfterBindFailure: Unreserve takes the pod out of reservedFor; the claim
+    stays allocated, so the next attempt reserves it again."""
+    handle = FakeHandle([WORKER, PENDING, DEVICE_CLASS, WORKER_SLICE])
+    pl = DynamicResources.new(None, handle)  # type: ignore[arg-type]
+    pod, state, info = _pod(), CycleState(), NodeInfo.of(WORKER)
+    assert pl.pre_filter(state, pod, [info]) is None
+    assert pl.filter(state, pod, info) is None
+    assert pl.reserve(state, pod, "worker") is None
+    assert await pl.pre_bind(state, pod, "worker") is None
+    await pl.unreserve(state, pod, "worker")
+    stored = handle.cluster.get_resource_claim("default", CLAIM_NAME)
+    assert stored is not None
+    assert stored.status == ResourceClaimStatus(allocation=STRUCTURED_ALLOCATION)
+    again = CycleState()
+    assert pl.pre_filter(again, pod, [info]) is None
+    assert pl.filter(again, pod, info) is None
 
 
 def test_pods_without_claims_stay_on_the_lean_path() -> None:

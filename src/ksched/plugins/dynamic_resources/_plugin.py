@@ -339,7 +339,7 @@ class DynamicResources:
             self._in_flight[claim.uid] = attrs.evolve(claim, status=status)
         return None
 
-    def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
+    async def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
         s: _State | None = state.get(STATE_KEY)
         if not self.enabled or s is None or not s.claims:
             return
@@ -354,7 +354,10 @@ class DynamicResources:
             freed = attrs.evolve(
                 current, status=attrs.evolve(current.status, reserved_for=reserved)
             )
-            self._cluster.apply(freed)
+            try:
+                await self._cluster.update_resource_claim(freed)
+            except LookupError:
+                continue  # gone meanwhile: nothing to unreserve
 
     # ---- PreBind -------------------------------------------------------------------
 
