@@ -141,7 +141,7 @@ def _safe(fn: Callable[[object], object], arg: object) -> bool:
 class DeviceSelector:
     """One compiled CEL selector. Compile with :func:`compile_selector` (cached)."""
 
-    __slots__ = ("_domains", "_program", "expression")
+    __slots__ = ("_domains", "_functions", "_program", "expression")
 
     def __init__(self, expression: str) -> None:
         if len(expression) > CEL_SELECTOR_EXPRESSION_MAX_LENGTH:
@@ -160,6 +160,9 @@ class DeviceSelector:
         if unknown:
             raise CelError(f"compilation failed: undeclared reference to '{unknown[0]}'")
         self.expression = expression
+        # Only the functions the expression calls: registering them is most of the cost
+        # of setting up an evaluation.
+        self._functions = {n: f for n, f in _FUNCTIONS.items() if n in self._program.functions()}
         self._domains = frozenset(
             (m[1], m[3] if m[3] is not None else m[4]) for m in _DOMAIN_KEY.finditer(expression)
         )
@@ -173,7 +176,8 @@ class DeviceSelector:
         """
         variables = {"device": device_variable(device, driver, self._domains)}
         try:
-            result = self._program.execute(cel.Context(variables=variables, functions=_FUNCTIONS))
+            context = cel.Context(variables=variables, functions=self._functions or None)
+            result = self._program.execute(context)
         except KeyError as exc:
             raise CelError(f"no such key: {exc.args[0] if exc.args else ''}") from exc
         except CelError:
