@@ -1072,6 +1072,26 @@ def test_pods_without_claims_stay_on_the_lean_path() -> None:
     assert pl.sign_pod(pod) == ()
 
 
+def test_pods_with_claims_are_not_batched() -> None:
+    pl = DynamicResources.new(None, FakeHandle([WORKER]))  # type: ignore[arg-type]
+    signed = pl.sign_pod(_pod())
+    assert isinstance(signed, Status) and signed.code is Code.UNSCHEDULABLE
+
+
+def test_disabled_on_a_cluster_without_the_resource_api() -> None:
+    """A cluster store without resource.k8s.io (no claim accessors): the plugin does
+    nothing, as upstream's plugin with the feature off."""
+
+    class NoDRA:
+        cluster = object()
+
+    pl = DynamicResources.new(None, NoDRA())  # type: ignore[arg-type]
+    assert not pl.enabled
+    assert pl.pre_enqueue(_pod()) is None
+    assert pl.pre_filter(CycleState(), _pod(), []) == Status(Code.SKIP)
+    assert pl.events_to_register() == []
+
+
 def test_claim_change_hints() -> None:
     """isSchedulableAfterClaimChange: the pod's claim created or its status changed; any
     claim deallocated; otherwise skip."""
