@@ -11,7 +11,7 @@ order; ``firstAvailable`` tries its subrequests in order.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Container, Iterator, Mapping, Sequence
 from typing import Final
 
 import attrs
@@ -183,7 +183,7 @@ class Allocator:
         claims: Sequence[ResourceClaim],
         classes: Mapping[str, DeviceClass],
         slices: Sequence[ResourceSlice],
-        allocated: frozenset[DeviceID] | set[DeviceID],
+        allocated: Container[DeviceID],
         matcher: SelectorMatcher,
     ) -> None:
         self.claims = list(claims)

@@ -14,7 +14,8 @@ upstream's DRA manager counts assumed and in-flight claims.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
 import attrs
@@ -103,6 +104,36 @@ def _allocated_devices(allocation: AllocationResult | None) -> list[DeviceID]:
     return [(d.driver, d.pool, d.device) for d in allocation.devices if not d.admin_access]
 
 
+class _InUse:
+    """Devices in use: allocated to claims in the cluster, or in flight. Kept up to date
+    from the cluster's change notifications, so PreFilter does not walk every claim."""
+
+    __slots__ = ("allocated", "in_flight")
+
+    def __init__(self) -> None:
+        self.allocated: Counter[DeviceID] = Counter()
+        self.in_flight: Counter[DeviceID] = Counter()
+
+    @staticmethod
+    def _move(counts: Counter[DeviceID], devices: Iterable[DeviceID], step: int) -> None:
+        for device in devices:
+            counts[device] += step
+            if counts[device] <= 0:
+                del counts[device]
+
+    def claim_changed(self, old: ResourceClaim | None, new: ResourceClaim | None) -> None:
+        if old is not None:
+            self._move(self.allocated, _allocated_devices(old.status.allocation), -1)
+        if new is not None:
+            self._move(self.allocated, _allocated_devices(new.status.allocation), +1)
+
+    def flight(self, allocation: AllocationResult | None, step: int) -> None:
+        self._move(self.in_flight, _allocated_devices(allocation), step)
+
+    def __contains__(self, device: object) -> bool:
+        return device in self.allocated or device in self.in_flight
+
+
 @attrs.define(eq=False)
 class _State:
     """The pod's claims for this cycle; shared by reference (Clone returns itself)."""
@@ -131,6 +162,26 @@ class DynamicResources:
         self._in_flight: dict[str, ResourceClaim] = {}
         """Claim uid -> the claim with the allocation Reserve picked, until PreBind wrote it."""
         self._matches: dict[tuple[int, str], tuple[Device, bool]] = {}
+        self._in_use = _InUse()
+        if self.enabled:
+            for claim in cluster.resource_claims():
+                self._in_use.claim_changed(None, claim)
+            cluster.subscribe(self._on_cluster_change)
+
+    def _take_off(self, claim: ResourceClaim) -> None:
+        """Reserve: the claim's allocation is in flight until PreBind or Unreserve."""
+        self._land(claim.uid)
+        self._in_flight[claim.uid] = claim
+        self._in_use.flight(claim.status.allocation, +1)
+
+    def _land(self, uid: str) -> None:
+        claim = self._in_flight.pop(uid, None)
+        if claim is not None:
+            self._in_use.flight(claim.status.allocation, -1)
+
+    def _on_cluster_change(self, kind: str, old: Any, new: Any) -> None:
+        if kind == "ResourceClaim":
+            self._in_use.claim_changed(old, new)
 
     @classmethod
     def new(cls, args: Mapping[str, Any] | None, handle: Handle) -> DynamicResources:
@@ -232,23 +283,13 @@ class DynamicResources:
                 to_allocate,
                 classes,
                 self._cluster.resource_slices(),
-                self._allocated(),
+                self._in_use,
                 self._matches_selector,
             )
         return None
 
     def pre_filter_extensions(self) -> None:
         return None
-
-    def _allocated(self) -> set[DeviceID]:
-        """Devices in use: allocated in the cluster, or in flight."""
-        in_use: set[DeviceID] = set()
-        for claim in self._cluster.resource_claims():
-            if claim.uid not in self._in_flight:
-                in_use.update(_allocated_devices(claim.status.allocation))
-        for claim in self._in_flight.values():
-            in_use.update(_allocated_devices(claim.status.allocation))
-        return in_use
 
     def _matches_selector(self, expression: str, device: Device, driver: str) -> bool:
         """A CEL verdict, kept across cycles while the device object stays the same."""
@@ -336,7 +377,7 @@ class DynamicResources:
             claim = s.claims[index]
             s.allocations[index] = allocation
             status = attrs.evolve(claim.status, allocation=allocation)
-            self._in_flight[claim.uid] = attrs.evolve(claim, status=status)
+            self._take_off(attrs.evolve(claim, status=status))
         return None
 
     async def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
@@ -344,7 +385,7 @@ class DynamicResources:
         if not self.enabled or s is None or not s.claims:
             return
         for claim in s.claims:
-            self._in_flight.pop(claim.uid, None)
+            self._land(claim.uid)
             current: ResourceClaim | None = self._cluster.get_resource_claim(
                 claim.namespace, claim.name
             )
@@ -399,7 +440,7 @@ class DynamicResources:
             return updated
         finally:
             if allocation is not None:
-                self._in_flight.pop(claim.uid, None)
+                self._land(claim.uid)
 
     # ---- events --------------------------------------------------------------------
 
