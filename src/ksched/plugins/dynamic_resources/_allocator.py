@@ -11,7 +11,7 @@ order; ``firstAvailable`` tries its subrequests in order.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container, Iterator, Mapping, Sequence
+from collections.abc import Callable, Container, Mapping, Sequence
 from typing import Final
 
 import attrs
@@ -40,6 +40,8 @@ __all__ = [
     "DeviceID",
     "InvalidPoolsError",
     "Pool",
+    "PoolCache",
+    "Solution",
     "gather_pools",
 ]
 
@@ -69,6 +71,8 @@ class Pool:
     slices: list[ResourceSlice]
     incomplete: bool = False
     invalid: bool = False
+    entries: list[tuple[ResourceSlice, DeviceID, Device]] = attrs.field(factory=list)
+    """Every device of the pool with its id, in listing order."""
 
     @property
     def id(self) -> str:
@@ -104,9 +108,35 @@ def gather_pools(slices: Sequence[ResourceSlice], node: Node) -> list[Pool]:
         pool.slices.append(s)
     for pool in pools.values():
         pool.incomplete = len(pool.slices) != pool.slices[0].pool.resource_slice_count
-        names = [d.name for s in pool.slices for d in s.devices]
-        pool.invalid = len(names) != len(set(names))
+        pool.entries = [
+            (s, (pool.driver, pool.name, d.name), d) for s in pool.slices for d in s.devices
+        ]
+        pool.invalid = len(pool.entries) != len({e[1] for e in pool.entries})
     return list(pools.values())
+
+
+class PoolCache:
+    """Pools per node, kept across pods while the node and its slices stay the same
+    objects (both are replaced, never changed, when they change)."""
+
+    __slots__ = ("_pools",)
+
+    def __init__(self) -> None:
+        self._pools: dict[str, tuple[Node, list[ResourceSlice], list[Pool]]] = {}
+
+    def pools(self, node: Node, slices: list[ResourceSlice]) -> list[Pool]:
+        name = node.metadata.name
+        cached = self._pools.get(name)
+        if (
+            cached is not None
+            and cached[0] is node
+            and len(cached[1]) == len(slices)
+            and all(a is b for a, b in zip(cached[1], slices, strict=True))
+        ):
+            return cached[2]
+        pools = gather_pools(slices, node)
+        self._pools[name] = (node, list(slices), pools)
+        return pools
 
 
 @attrs.define(eq=False)
@@ -185,12 +215,14 @@ class Allocator:
         slices: Sequence[ResourceSlice],
         allocated: Container[DeviceID],
         matcher: SelectorMatcher,
+        pool_cache: PoolCache | None = None,
     ) -> None:
         self.claims = list(claims)
         self.classes = classes
         self.slices = slices
         self.allocated = allocated
         self.matcher = matcher
+        self.pool_cache = pool_cache if pool_cache is not None else PoolCache()
         # Slices by the node they name, and those a selector or allNodes may reach: a
         # node's Filter looks at its own and the shared ones, not at every slice.
         self._by_node: dict[str, list[ResourceSlice]] = {}
@@ -203,49 +235,30 @@ class Allocator:
             else:
                 self._shared.append(s)
 
-    def slices_for(self, node: Node) -> list[ResourceSlice]:
-        """The slices that may hold devices reachable from ``node``, in listing order."""
-        own = self._by_node.get(node.metadata.name, [])
-        if not self._shared:
-            return own
-        if not own:
-            return self._shared
-        return sorted([*own, *self._shared], key=lambda s: self._position[id(s)])
+        # Requests resolved once (classes, selectors compiled); a problem is kept and
+        # raised by every allocate(), as upstream's Allocate reports it per node.
+        self._error: AllocationError | None = None
+        self._specs: list[list[list[_Request]]] = []
+        try:
+            self._specs = [self._claim_specs(ci, c) for ci, c in enumerate(self.claims)]
+        except AllocationError as exc:
+            self._error = exc
 
-    def allocate(self, node: Node) -> list[AllocationResult] | None:
-        """One allocation result per claim, or None when the node cannot satisfy them.
+    def _claim_specs(self, ci: int, claim: ResourceClaim) -> list[list[_Request]]:
+        out: list[list[_Request]] = []
+        for req in claim.spec.requests:
+            if req.first_available:
+                out.append([self._spec(ci, s, req.name, s.name) for s in req.first_available])
+            else:
+                out.append([self._spec(ci, req, req.name, "")])
+        return out
 
-        Raises:
-            AllocationError: a claim or class that no node can handle, or a CEL runtime
-                error; the message names the claim or class and the selector.
-        """
-        return _Run(self, node).run()
-
-
-class _Run:
-    """One Allocate call: per-node state for the backtracking search."""
-
-    def __init__(self, alloc: Allocator, node: Node) -> None:
-        self.a = alloc
-        self.node = node
-        self.pools = gather_pools(alloc.slices_for(node), node)
-        self.matches: dict[tuple[DeviceID, int], bool] = {}
-        self.requests: list[list[list[_Request]]] = []  # claim -> request -> alternatives
-        self.constraints: list[list[_MatchAttribute]] = []
-        self.in_use: dict[DeviceID, set[int]] = {}
-        self.results: list[list[tuple[_Request, DeviceID, ResourceSlice]]] = []
-
-    # ---- validation --------------------------------------------------------------
-
-    def _claim_name(self, index: int) -> str:
-        return self.a.claims[index].key
-
-    def _make(
+    def _spec(
         self, ci: int, req: DeviceRequest | DeviceSubRequest, base: str, sub: str
     ) -> _Request:
         name = f"{base}/{sub}" if sub else base
-        claim = self._claim_name(ci)
-        class_ = self.a.classes.get(req.device_class_name)
+        claim = self.claims[ci].key
+        class_ = self.classes.get(req.device_class_name)
         if class_ is None:
             raise AllocationError(
                 f"claim {claim}, request {name}: could not retrieve device class "
@@ -263,8 +276,7 @@ class _Run:
                     raise AllocationError(
                         f"{owner}: selector #{i}: CEL compile error: {exc}"
                     ) from exc
-        admin = isinstance(req, DeviceRequest) and req.admin_access
-        r = _Request(
+        return _Request(
             claim=ci,
             name=name,
             base=base,
@@ -273,38 +285,94 @@ class _Run:
             selectors=req.selectors,
             all_mode=req.allocation_mode == ALL,
             count=req.count,
-            admin_access=admin,
+            admin_access=isinstance(req, DeviceRequest) and req.admin_access,
         )
-        if r.all_mode:
-            for pool in self.pools:
-                if pool.incomplete:
-                    raise AllocationError(
-                        f"claim {claim}, request {name}: asks for all devices, but resource "
-                        f"pool {pool.id} is currently being updated"
-                    )
-                if pool.invalid:
-                    raise AllocationError(
-                        f"claim {claim}, request {name}: asks for all devices, but resource "
-                        f"pool {pool.id} is currently invalid"
-                    )
-                for s, device_id, device in _devices(pool):
-                    if self._selectable(r, device_id, device, s):
-                        r.all_devices.append((device_id, device, s))
-            r.count = len(r.all_devices)
+
+    def slices_for(self, node: Node) -> list[ResourceSlice]:
+        """The slices that may hold devices reachable from ``node``, in listing order."""
+        own = self._by_node.get(node.metadata.name, [])
+        if not self._shared:
+            return own
+        if not own:
+            return self._shared
+        return sorted([*own, *self._shared], key=lambda s: self._position[id(s)])
+
+    def allocate(self, node: Node) -> list[AllocationResult] | None:
+        """One allocation result per claim, or None when the node cannot satisfy them.
+
+        Raises:
+            AllocationError: a claim or class that no node can handle, or a CEL runtime
+                error; the message names the claim or class and the selector.
+        """
+        solution = self.solve(node)
+        return None if solution is None else solution.results()
+
+    def solve(self, node: Node) -> Solution | None:
+        """Like :meth:`allocate`, with the results built only when asked for (Filter finds
+        a solution on many nodes; Reserve needs the one of the chosen node)."""
+        if self._error is not None:
+            raise self._error
+        run = _Run(self, node)
+        return Solution(run) if run.run() else None
+
+
+class Solution:
+    """An allocation found on one node."""
+
+    __slots__ = ("_run",)
+
+    def __init__(self, run: _Run) -> None:
+        self._run = run
+
+    def results(self) -> list[AllocationResult]:
+        """One allocation result per claim, in the allocator's claim order."""
+        return [self._run.result(ci) for ci in range(len(self._run.a.claims))]
+
+
+class _Run:
+    """One Allocate call: per-node state for the backtracking search."""
+
+    def __init__(self, alloc: Allocator, node: Node) -> None:
+        self.a = alloc
+        self.node = node
+        self.pools = alloc.pool_cache.pools(node, alloc.slices_for(node))
+        self.matches: dict[tuple[DeviceID, int], bool] = {}
+        self.requests: list[list[list[_Request]]] = []  # claim -> request -> alternatives
+        self.constraints: list[list[_MatchAttribute]] = []
+        self.in_use: dict[DeviceID, set[int]] = {}
+        self.results: list[list[tuple[_Request, DeviceID, ResourceSlice]]] = []
+
+    # ---- per-node requests -----------------------------------------------------------
+
+    def _claim_name(self, index: int) -> str:
+        return self.a.claims[index].key
+
+    def _for_node(self, spec: _Request) -> _Request:
+        """The request as this node sees it: an All request gets this node's devices."""
+        if not spec.all_mode:
+            return spec
+        r = attrs.evolve(spec, all_devices=[])
+        for pool in self.pools:
+            if pool.incomplete:
+                raise AllocationError(
+                    f"claim {self._claim_name(r.claim)}, request {r.name}: asks for all "
+                    f"devices, but resource pool {pool.id} is currently being updated"
+                )
+            if pool.invalid:
+                raise AllocationError(
+                    f"claim {self._claim_name(r.claim)}, request {r.name}: asks for all "
+                    f"devices, but resource pool {pool.id} is currently invalid"
+                )
+            for s, device_id, device in pool.entries:
+                if self._selectable(r, device_id, device, s):
+                    r.all_devices.append((device_id, device, s))
+        r.count = len(r.all_devices)
         return r
 
     def _prepare(self) -> None:
         for ci, claim in enumerate(self.a.claims):
-            per_request: list[list[_Request]] = []
-            min_devices = 0
-            for req in claim.spec.requests:
-                if req.first_available:
-                    alts = [self._make(ci, s, req.name, s.name) for s in req.first_available]
-                    min_devices += min(r.count for r in alts)
-                else:
-                    alts = [self._make(ci, req, req.name, "")]
-                    min_devices += alts[0].count
-                per_request.append(alts)
+            per_request = [[self._for_node(r) for r in alts] for alts in self.a._specs[ci]]
+            min_devices = sum(min(r.count for r in alts) for alts in per_request)
             if min_devices > ALLOCATION_RESULTS_MAX_SIZE:
                 raise AllocationError(
                     f"claim {claim.key}: number of requested devices {min_devices} exceeds "
@@ -322,13 +390,13 @@ class _Run:
 
     # ---- the search --------------------------------------------------------------
 
-    def run(self) -> list[AllocationResult] | None:
+    def run(self) -> bool:
         self._prepare()
         if not self._claim(0):
             if any(pool.invalid for pool in self.pools):
                 raise InvalidPoolsError("invalid resource pools were encountered")
-            return None
-        return [self._result(ci) for ci in range(len(self.a.claims))]
+            return False
+        return True
 
     def _claim(self, ci: int) -> bool:
         if ci >= len(self.a.claims):
@@ -362,8 +430,12 @@ class _Run:
         for pool in self.pools:
             if pool.incomplete or pool.invalid:
                 continue
-            for s, device_id, device in _devices(pool):
-                if self._busy(req, device_id):
+            allocated, in_use, admin = self.a.allocated, self.in_use, req.admin_access
+            for s, device_id, device in pool.entries:
+                if admin:
+                    if req.claim in in_use.get(device_id, ()):
+                        continue
+                elif device_id in allocated or device_id in in_use:
                     continue
                 if not self._selectable(req, device_id, device, s):
                     continue
@@ -445,7 +517,7 @@ class _Run:
 
     # ---- results -----------------------------------------------------------------
 
-    def _result(self, ci: int) -> AllocationResult:
+    def result(self, ci: int) -> AllocationResult:
         taken = self.results[ci]
         devices = tuple(
             DeviceRequestAllocationResult(
@@ -458,12 +530,6 @@ class _Run:
             for req, device_id, _ in taken
         )
         return AllocationResult(devices=devices, node_selector=_node_selector(taken))
-
-
-def _devices(pool: Pool) -> Iterator[tuple[ResourceSlice, DeviceID, Device]]:
-    for s in pool.slices:
-        for device in s.devices:
-            yield s, (pool.driver, pool.name, device.name), device
 
 
 def _node_selector(

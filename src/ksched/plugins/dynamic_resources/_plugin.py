@@ -47,7 +47,14 @@ from ...framework import (
     SignFragment,
     Status,
 )
-from ._allocator import AllocationError, Allocator, DeviceID, InvalidPoolsError
+from ._allocator import (
+    AllocationError,
+    Allocator,
+    DeviceID,
+    InvalidPoolsError,
+    PoolCache,
+    Solution,
+)
 
 __all__ = [
     "ERR_CANNOT_ALLOCATE",
@@ -106,16 +113,16 @@ def _allocated_devices(allocation: AllocationResult | None) -> list[DeviceID]:
 
 class _InUse:
     """Devices in use: allocated to claims in the cluster, or in flight. Kept up to date
-    from the cluster's change notifications, so PreFilter does not walk every claim."""
+    from the cluster's change notifications, so PreFilter does not walk every claim;
+    ``devices`` counts the holders of each device (the allocator tests membership)."""
 
-    __slots__ = ("allocated", "in_flight")
+    __slots__ = ("devices",)
 
     def __init__(self) -> None:
-        self.allocated: Counter[DeviceID] = Counter()
-        self.in_flight: Counter[DeviceID] = Counter()
+        self.devices: Counter[DeviceID] = Counter()
 
-    @staticmethod
-    def _move(counts: Counter[DeviceID], devices: Iterable[DeviceID], step: int) -> None:
+    def _move(self, devices: Iterable[DeviceID], step: int) -> None:
+        counts = self.devices
         for device in devices:
             counts[device] += step
             if counts[device] <= 0:
@@ -123,15 +130,12 @@ class _InUse:
 
     def claim_changed(self, old: ResourceClaim | None, new: ResourceClaim | None) -> None:
         if old is not None:
-            self._move(self.allocated, _allocated_devices(old.status.allocation), -1)
+            self._move(_allocated_devices(old.status.allocation), -1)
         if new is not None:
-            self._move(self.allocated, _allocated_devices(new.status.allocation), +1)
+            self._move(_allocated_devices(new.status.allocation), +1)
 
     def flight(self, allocation: AllocationResult | None, step: int) -> None:
-        self._move(self.in_flight, _allocated_devices(allocation), step)
-
-    def __contains__(self, device: object) -> bool:
-        return device in self.allocated or device in self.in_flight
+        self._move(_allocated_devices(allocation), step)
 
 
 @attrs.define(eq=False)
@@ -142,7 +146,7 @@ class _State:
     available_on: list[NodeSelector | None] = attrs.field(factory=list)
     allocator: Allocator | None = None
     unavailable: set[int] = attrs.field(factory=set)
-    node_allocations: dict[str, list[AllocationResult]] = attrs.field(factory=dict)
+    node_allocations: dict[str, Solution] = attrs.field(factory=dict)
     allocations: dict[int, AllocationResult] = attrs.field(factory=dict)
 
     def clone(self) -> _State:
@@ -163,6 +167,7 @@ class DynamicResources:
         """Claim uid -> the claim with the allocation Reserve picked, until PreBind wrote it."""
         self._matches: dict[tuple[int, str], tuple[Device, bool]] = {}
         self._in_use = _InUse()
+        self._pools = PoolCache()
         if self.enabled:
             for claim in cluster.resource_claims():
                 self._in_use.claim_changed(None, claim)
@@ -283,8 +288,9 @@ class DynamicResources:
                 to_allocate,
                 classes,
                 self._cluster.resource_slices(),
-                self._in_use,
+                self._in_use.devices,
                 self._matches_selector,
+                self._pools,
             )
         return None
 
@@ -317,21 +323,21 @@ class DynamicResources:
             for i, selector in enumerate(s.available_on)
             if selector is not None and not selector.matches(node.metadata.name, node.labels)
         ]
-        allocations: list[AllocationResult] | None = None
+        solution: Solution | None = None
         if s.allocator is not None:
             try:
-                allocations = s.allocator.allocate(node)
+                solution = s.allocator.solve(node)
             except InvalidPoolsError as exc:
                 return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (str(exc),))
             except AllocationError as exc:
                 return Status.error(str(exc))
-            if allocations is None or len(allocations) != len(s.allocator.claims):
+            if solution is None:
                 return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_CANNOT_ALLOCATE,))
         if unavailable:
             s.unavailable.update(unavailable)
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_NOT_AVAILABLE,))
-        if allocations is not None:
-            s.node_allocations[node.metadata.name] = allocations
+        if solution is not None:
+            s.node_allocations[node.metadata.name] = solution
         return None
 
     # ---- PostFilter ----------------------------------------------------------------
@@ -365,9 +371,10 @@ class DynamicResources:
         pending = [i for i, c in enumerate(s.claims) if c.status.allocation is None]
         if not pending:
             return None
-        allocations = s.node_allocations.get(node_name)
-        if allocations is None or s.allocator is None:
+        solution = s.node_allocations.get(node_name)
+        if solution is None or s.allocator is None:
             return Status.error("claim allocation not found for node")
+        allocations = solution.results()
         if len(allocations) != len(pending):
             return Status.error(
                 f"internal error, have {len(allocations)} allocations, "
