@@ -5,6 +5,7 @@ Compares ``common-expression-language`` (Rust bindings, module ``cel``) with
 with ``quantity()`` and ``compareTo`` supplied as functions (neither engine has them).
 Writes benchmarks/results/cel.json.
 
+    pip install 'ksched[bench]'    # brings cel-python
     python benchmarks/cel_engines.py [--evals N]
 """
 
