@@ -346,6 +346,9 @@ class DynamicResources:
         self, state: CycleState, pod: Pod, statuses: NodeToStatus
     ) -> tuple[PostFilterResult | None, Status | None]:
         if not self.enabled or not pod.spec.resource_claims:
+            # Upstream says "no new claims to deallocate" here, which puts that phrase in
+            # the message of every unschedulable pod; ksched leaves pods without claims
+            # as they were before DRA (a reason-less rejection adds nothing).
             return None, Status(Code.UNSCHEDULABLE)
         s: _State | None = state.get(STATE_KEY)
         if s is None:
