@@ -1072,6 +1072,35 @@ def test_pods_without_claims_stay_on_the_lean_path() -> None:
     assert pl.sign_pod(pod) == ()
 
 
+def test_score_prefers_the_earlier_first_available_subrequest() -> None:
+    """computeScore: 8 minus the position of the chosen subrequest; plain requests and pods
+    without claims skip scoring."""
+    prio = ResourceClaim(
+        metadata=PENDING.metadata,
+        spec=ResourceClaimSpec(
+            requests=(prioritized("r", sub("gpu-b", CLASS_B), sub("gpu-a", CLASS_NAME)),)
+        ),
+    )
+    n2 = make_node("n2").obj()
+    other_slice = slice_("n2-b", "n2", "n2", DRIVER_B, device("b-1"))
+    handle = FakeHandle(
+        [WORKER, n2, prio, DEVICE_CLASS, klass(CLASS_B, DRIVER_B), WORKER_SLICE, other_slice]
+    )
+    pl = DynamicResources.new(None, handle)  # type: ignore[arg-type]
+    pod, state = _pod(), CycleState()
+    infos = [NodeInfo.of(WORKER), NodeInfo.of(n2)]
+    assert pl.pre_filter(state, pod, infos) is None
+    assert [pl.filter(state, pod, i) for i in infos] == [None, None]
+    assert pl.pre_score(state, pod, infos) is None
+    scores = {i.name: pl.score(state, pod, i) for i in infos}
+    assert scores == {"worker": 7, "n2": 8}
+    pl.normalize_score(state, pod, scores)
+    assert scores == {"worker": 87, "n2": 100}
+    plain = CycleState()
+    assert pl.pre_filter(plain, make_pod("plain").obj(), infos) == Status(Code.SKIP)
+    assert pl.pre_score(plain, make_pod("plain").obj(), infos) == Status(Code.SKIP)
+
+
 def test_pods_with_claims_are_not_batched() -> None:
     pl = DynamicResources.new(None, FakeHandle([WORKER]))  # type: ignore[arg-type]
     signed = pl.sign_pod(_pod())

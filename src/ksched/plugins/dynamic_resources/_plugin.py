@@ -3,7 +3,8 @@
 # pkg/scheduler/framework/plugins/dynamicresources/dynamicresources.go: PreEnqueue (the
 # claims exist), PreFilter (claims in use, pending allocations, device classes; the
 # allocator), Filter (allocated claims' node selectors; allocation on the node), PostFilter
-# (deallocate one unavailable claim nobody else holds), Reserve (allocation in flight),
+# (deallocate one unavailable claim nobody else holds), Score (computeScore: the
+# firstAvailable subrequests chosen), Reserve (allocation in flight),
 # Unreserve, PreBind (allocation and reservedFor written), EventsToRegister and hints.
 # resourceclaim.Name / IsForPod / CanBeReserved / IsReservedForPod:
 # staging/src/k8s.io/dynamic-resource-allocation/resourceclaim/resourceclaim.go
@@ -46,6 +47,7 @@ from ...framework import (
     QueueingHint,
     SignFragment,
     Status,
+    default_normalize_score,
 )
 from ._allocator import (
     AllocationError,
@@ -76,6 +78,7 @@ MSG_DEALLOCATED: Final = "deallocation of ResourceClaim completed"
 MSG_STILL_NOT_SCHEDULABLE: Final = "still not schedulable"
 
 _MATCH_CACHE_MAX: Final = 1 << 18
+FIRST_AVAILABLE_DEVICE_REQUEST_MAX_SIZE: Final = 8
 
 
 class _ClaimProblem(Exception):
@@ -339,6 +342,39 @@ class DynamicResources:
         if solution is not None:
             s.node_allocations[node.metadata.name] = solution
         return None
+
+    # ---- PreScore / Score -----------------------------------------------------------
+
+    def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
+        """Skip unless a claim to allocate has ``firstAvailable`` requests: only those
+        score (upstream's Score gives every other pod 0 everywhere)."""
+        s: _State | None = state.get(STATE_KEY)
+        if not self.enabled or s is None or s.allocator is None:
+            return Status(Code.SKIP)
+        if not any(r.first_available for c in s.allocator.claims for r in c.spec.requests):
+            return Status(Code.SKIP)
+        return None
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
+        """computeScore: for each subrequest chosen, 8 minus its position in the list."""
+        s: _State | None = state.get(STATE_KEY)
+        solution = None if s is None else s.node_allocations.get(node_info.name)
+        if s is None or s.allocator is None or solution is None:
+            return 0
+        total = 0
+        for claim, allocation in zip(s.allocator.claims, solution.results(), strict=True):
+            chosen = {d.request for d in allocation.devices if "/" in d.request}
+            for request in claim.spec.requests:
+                for i, sub in enumerate(request.first_available):
+                    if f"{request.name}/{sub.name}" in chosen:
+                        total += FIRST_AVAILABLE_DEVICE_REQUEST_MAX_SIZE - i
+        return total
+
+    def score_extensions(self) -> DynamicResources:
+        return self
+
+    def normalize_score(self, state: CycleState, pod: Pod, scores: dict[str, int]) -> None:
+        default_normalize_score(scores)
 
     # ---- PostFilter ----------------------------------------------------------------
 
