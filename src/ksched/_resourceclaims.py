@@ -60,6 +60,9 @@ def make_template_claims(store: _Store, pod: Pod) -> tuple[Pod, list[ResourceCla
         if template is None:
             continue
         name = generated_claim_name(pod, entry.name)
+        statuses.append(PodResourceClaimStatus(name=entry.name, resource_claim_name=name))
+        if store.get("ResourceClaim", f"{pod.namespace}/{name}") is not None:
+            continue  # made before (the pod was replaced without its status): keep it
         created.append(
             ResourceClaim(
                 metadata=ObjectMeta(
@@ -75,8 +78,7 @@ def make_template_claims(store: _Store, pod: Pod) -> tuple[Pod, list[ResourceCla
                 spec=template.spec,
             )
         )
-        statuses.append(PodResourceClaimStatus(name=entry.name, resource_claim_name=name))
-    if not created:
+    if len(statuses) == len(pod.status.resource_claim_statuses):
         return pod, []
     status = attrs.evolve(pod.status, resource_claim_statuses=tuple(statuses))
     return attrs.evolve(pod, status=status), created

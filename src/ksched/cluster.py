@@ -234,7 +234,10 @@ class InMemoryCluster:
                 waiters.set()
         if isinstance(obj, ResourceClaimTemplate):  # pods that waited for it get claims
             for pod in self.pods():
-                if pod.namespace == obj.metadata.namespace and make_template_claims(self, pod)[1]:
+                if (
+                    pod.namespace == obj.metadata.namespace
+                    and make_template_claims(self, pod)[0] is not pod
+                ):
                     self.apply(pod)
 
     def remove(self, kind: str, key: str) -> Any:

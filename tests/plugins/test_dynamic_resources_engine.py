@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import anyio
+import attrs
 import pytest
 from trio.testing import MockClock
 
@@ -89,6 +90,22 @@ def test_controller_makes_claims_from_templates_and_releases_them() -> None:
     assert claim.spec.requests[0].device_class_name == "gpu"
     cluster.remove("Pod", "default/early")
     assert cluster.get_resource_claim("default", claim.name) is None
+
+
+def test_replacing_a_pending_pod_keeps_its_generated_claim() -> None:
+    """A pod replaced without its status (a scenario's update step) gets the name of the
+    claim made for it back; the claim, with whatever it holds, stays."""
+    cluster = InMemoryCluster()
+    for obj in objects():
+        cluster.apply(obj)
+    cluster.apply(gpu_pod("p"))
+    claim = claim_of(cluster, "default/p")
+    assert claim is not None
+    held = attrs.evolve(claim, metadata=attrs.evolve(claim.metadata, labels={"held": "yes"}))
+    cluster.apply(held)
+    cluster.apply(gpu_pod("p"))
+    again = claim_of(cluster, "default/p")
+    assert again is held
 
 
 async def test_prebind_writes_allocation_and_reservation() -> None:
