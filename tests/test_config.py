@@ -22,7 +22,8 @@ from ksched.scheduler import build_framework
 
 
 def test_default_plugins_match_upstream_v1() -> None:
-    # getDefaultPlugins (multiPoint), without the DRA plugin.
+    # getDefaultPlugins (multiPoint), with DynamicResources before DefaultPreemption as
+    # applyFeatureGates puts it (default_plugins.go).
     assert [(r.name, r.weight) for r in DEFAULT_PLUGINS.enabled] == [
         ("SchedulingGates", 0),
         ("PrioritySort", 0),
@@ -38,6 +39,7 @@ def test_default_plugins_match_upstream_v1() -> None:
         ("VolumeZone", 0),
         ("PodTopologySpread", 2),
         ("InterPodAffinity", 2),
+        ("DynamicResources", 0),
         ("DefaultPreemption", 0),
         ("NodeResourcesBalancedAllocation", 1),
         ("ImageLocality", 1),

@@ -93,13 +93,14 @@ DEFAULT_PLUGINS = PluginSet(
         PluginRef("VolumeZone"),
         PluginRef("PodTopologySpread", 2),
         PluginRef("InterPodAffinity", 2),
+        PluginRef("DynamicResources"),
         PluginRef("DefaultPreemption"),
         PluginRef("NodeResourcesBalancedAllocation", 1),
         PluginRef("ImageLocality", 1),
         PluginRef("DefaultBinder"),
     )
 )
-"""The default multiPoint set, order and weights (DRA plugins aside)."""
+"""The default multiPoint set, order and weights."""
 
 
 @attrs.frozen

@@ -410,6 +410,7 @@ def test_config_defaults_round_trips(capsys: pytest.CaptureFixture[str]) -> None
             "VolumeBinding": 1,
             "PodTopologySpread": 2,
             "InterPodAffinity": 2,
+            "DynamicResources": 1,
             "NodeResourcesBalancedAllocation": 1,
             "ImageLocality": 1,
         }

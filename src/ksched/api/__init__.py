@@ -1,5 +1,26 @@
 """The Kubernetes object model the scheduler reads."""
 
+from ._cel import CelError as CelError
+from ._cel import DeviceSelector as DeviceSelector
+from ._cel import compile_selector as compile_selector
+from ._dra import ALLOCATION_RESULTS_MAX_SIZE as ALLOCATION_RESULTS_MAX_SIZE
+from ._dra import RESOURCE_CLAIM_RESERVED_FOR_MAX_SIZE as RESOURCE_CLAIM_RESERVED_FOR_MAX_SIZE
+from ._dra import AllocationResult as AllocationResult
+from ._dra import Device as Device
+from ._dra import DeviceAttribute as DeviceAttribute
+from ._dra import DeviceClass as DeviceClass
+from ._dra import DeviceConstraint as DeviceConstraint
+from ._dra import DeviceRequest as DeviceRequest
+from ._dra import DeviceRequestAllocationResult as DeviceRequestAllocationResult
+from ._dra import DeviceSubRequest as DeviceSubRequest
+from ._dra import ResourceClaim as ResourceClaim
+from ._dra import ResourceClaimConsumerReference as ResourceClaimConsumerReference
+from ._dra import ResourceClaimSpec as ResourceClaimSpec
+from ._dra import ResourceClaimStatus as ResourceClaimStatus
+from ._dra import ResourceClaimTemplate as ResourceClaimTemplate
+from ._dra import ResourcePool as ResourcePool
+from ._dra import ResourceSlice as ResourceSlice
+from ._dra import SemVer as SemVer
 from ._duration import parse_duration as parse_duration
 from ._manifest import KubeObject as KubeObject
 from ._manifest import load_manifests as load_manifests
@@ -22,6 +43,8 @@ from ._model import PodAffinityTerm as PodAffinityTerm
 from ._model import PodAntiAffinity as PodAntiAffinity
 from ._model import PodDisruptionBudget as PodDisruptionBudget
 from ._model import PodGroup as PodGroup
+from ._model import PodResourceClaim as PodResourceClaim
+from ._model import PodResourceClaimStatus as PodResourceClaimStatus
 from ._model import PodSpec as PodSpec
 from ._model import PodStatus as PodStatus
 from ._model import PodTemplate as PodTemplate
@@ -92,6 +115,7 @@ from ._workloads import Job as Job
 from ._workloads import compute_hash as compute_hash
 
 __all__ = [
+    "ALLOCATION_RESULTS_MAX_SIZE",
     "ANN_BIND_COMPLETED",
     "ANN_BOUND_BY_CONTROLLER",
     "ANN_MIGRATED_PLUGINS",
@@ -100,15 +124,18 @@ __all__ = [
     "DEFAULT_MEMORY_REQUEST",
     "DEFAULT_MILLI_CPU_REQUEST",
     "POD_TEMPLATE_HASH_LABEL",
+    "RESOURCE_CLAIM_RESERVED_FOR_MAX_SIZE",
     "SYSTEM_PRIORITY_CLASSES",
     "AWSElasticBlockStoreVolumeSource",
     "Affinity",
+    "AllocationResult",
     "AzureDiskVolumeSource",
     "CSIDriver",
     "CSINode",
     "CSINodeDriver",
     "CSIStorageCapacity",
     "CSIVolumeSource",
+    "CelError",
     "CinderVolumeSource",
     "ClaimRef",
     "Container",
@@ -116,6 +143,14 @@ __all__ = [
     "ContainerPort",
     "DaemonSet",
     "Deployment",
+    "Device",
+    "DeviceAttribute",
+    "DeviceClass",
+    "DeviceConstraint",
+    "DeviceRequest",
+    "DeviceRequestAllocationResult",
+    "DeviceSelector",
+    "DeviceSubRequest",
     "EphemeralVolumeSource",
     "FieldProblem",
     "GCEPersistentDiskVolumeSource",
@@ -145,6 +180,8 @@ __all__ = [
     "PodAntiAffinity",
     "PodDisruptionBudget",
     "PodGroup",
+    "PodResourceClaim",
+    "PodResourceClaimStatus",
     "PodSpec",
     "PodStatus",
     "PodTemplate",
@@ -153,7 +190,15 @@ __all__ = [
     "RBDVolumeSource",
     "ReplicaSet",
     "ReplicationController",
+    "ResourceClaim",
+    "ResourceClaimConsumerReference",
+    "ResourceClaimSpec",
+    "ResourceClaimStatus",
+    "ResourceClaimTemplate",
     "ResourceList",
+    "ResourcePool",
+    "ResourceSlice",
+    "SemVer",
     "Service",
     "StatefulSet",
     "StorageClass",
@@ -165,6 +210,7 @@ __all__ = [
     "WeightedPodAffinityTerm",
     "claim_class",
     "compile_requirements",
+    "compile_selector",
     "compute_hash",
     "csi_attach_limit_key",
     "ephemeral_claim_name",

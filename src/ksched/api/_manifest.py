@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 import yaml
 
 from .._errors import ManifestError
+from ._dra import DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
 from ._model import (
     Affinity,
     Container,
@@ -31,6 +32,8 @@ from ._model import (
     PodAntiAffinity,
     PodDisruptionBudget,
     PodGroup,
+    PodResourceClaim,
+    PodResourceClaimStatus,
     PodSpec,
     PodStatus,
     PodTemplate,
@@ -91,6 +94,10 @@ KubeObject = (
     | Deployment
     | DaemonSet
     | Job
+    | DeviceClass
+    | ResourceSlice
+    | ResourceClaim
+    | ResourceClaimTemplate
 )
 
 SIM_EPOCH = _dt.datetime(2025, 1, 1, tzinfo=_dt.UTC)
@@ -348,6 +355,7 @@ def _container(f: _Fields) -> Container:
         limits=limits,
         ports=ports,
         restart_policy=f.opt_str("restartPolicy"),
+        claims=tuple(c.text("name") for c in res.items("claims")),
     )
 
 
@@ -450,6 +458,7 @@ def _pod_spec(spec: _Fields) -> PodSpec:
         scheduling_gates=gates,
         overhead=spec.resources("overhead"),
         volumes=read_volumes(spec),
+        resource_claims=tuple(_pod_claim(c) for c in spec.items("resourceClaims")),
     )
 
 
@@ -459,10 +468,30 @@ def _pod(f: _Fields) -> Pod:
     pod_status = PodStatus(
         nominated_node_name=status.opt_str("nominatedNodeName") or None,
         start_time=status.time("startTime"),
+        resource_claim_statuses=tuple(
+            PodResourceClaimStatus(
+                name=c.text("name"), resource_claim_name=c.opt_str("resourceClaimName")
+            )
+            for c in status.items("resourceClaimStatuses")
+        ),
     )
     return Pod(
         metadata=_metadata(f.sub("metadata"), namespaced=True), spec=pod_spec, status=pod_status
     )
+
+
+def _pod_claim(f: _Fields) -> PodResourceClaim:
+    claim = PodResourceClaim(
+        name=f.text("name"),
+        resource_claim_name=f.opt_str("resourceClaimName"),
+        resource_claim_template_name=f.opt_str("resourceClaimTemplateName"),
+    )
+    if (claim.resource_claim_name is None) == (claim.resource_claim_template_name is None):
+        raise f.fail(
+            "resourceClaimName",
+            "exactly one of resourceClaimName, resourceClaimTemplateName is required",
+        )
+    return claim
 
 
 def _priority_class(f: _Fields) -> PriorityClass:
@@ -645,6 +674,13 @@ _NAMESPACED = {
     "Job",
     "CronJob",
 }
+
+
+# resource.k8s.io kinds read with this module's field reader (imported last: they use it).
+from ._dra_manifest import DRA_NAMESPACED, DRA_READERS  # noqa: E402
+
+_READERS.update(DRA_READERS)
+_NAMESPACED |= DRA_NAMESPACED
 
 
 def describe(data: Mapping[str, Any]) -> str:

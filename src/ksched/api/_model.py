@@ -31,6 +31,8 @@ __all__ = [
     "PodAntiAffinity",
     "PodDisruptionBudget",
     "PodGroup",
+    "PodResourceClaim",
+    "PodResourceClaimStatus",
     "PodSpec",
     "PodStatus",
     "PodTemplate",
@@ -179,6 +181,8 @@ class Container:
     ports: tuple[ContainerPort, ...] = ()
     restart_policy: str | None = None
     """``"Always"`` on an init container makes it a restartable sidecar."""
+    claims: tuple[str, ...] = ()
+    """``resources.claims``: names of the pod's ``resourceClaims`` this container uses."""
 
 
 @attrs.frozen(kw_only=True)
@@ -241,6 +245,23 @@ class TopologySpreadConstraint:
 
 
 @attrs.frozen(kw_only=True)
+class PodResourceClaim:
+    """``spec.resourceClaims[]``: a ResourceClaim by name, or one made from a template."""
+
+    name: str
+    resource_claim_name: str | None = None
+    resource_claim_template_name: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class PodResourceClaimStatus:
+    """``status.resourceClaimStatuses[]``: the claim generated for a template entry."""
+
+    name: str
+    resource_claim_name: str | None = None
+
+
+@attrs.frozen(kw_only=True)
 class PodSpec:
     containers: tuple[Container, ...] = ()
     init_containers: tuple[Container, ...] = ()
@@ -256,12 +277,14 @@ class PodSpec:
     scheduling_gates: tuple[str, ...] = ()
     overhead: ResourceList = attrs.field(factory=_empty_resources, hash=False)
     volumes: tuple[Volume, ...] = ()
+    resource_claims: tuple[PodResourceClaim, ...] = ()
 
 
 @attrs.frozen(kw_only=True)
 class PodStatus:
     nominated_node_name: str | None = None
     start_time: float | None = None
+    resource_claim_statuses: tuple[PodResourceClaimStatus, ...] = ()
 
 
 @attrs.frozen(kw_only=True)

@@ -23,6 +23,7 @@ from ..api import KubeObject, Namespace, Node, Pod, read_object
 from ..cluster import InMemoryCluster, object_key
 from ..config import SchedulerConfig, load_config
 from ..scheduler import Scheduler
+from ._dra import CreateResourceDriver, resource_slices
 from ._errors import WorkloadError
 from ._metrics import Collector, Throughput, peak_rss_bytes, percentile
 from ._template import ObjectTemplate
@@ -205,6 +206,9 @@ class _Runner:
                     self.cluster.apply(
                         self.build_any(op.template, self.env(i, op.count), op.namespace)
                     )
+            elif isinstance(op, CreateResourceDriver):
+                for resource_slice in resource_slices(op, self.cluster.nodes()):
+                    self.cluster.apply(resource_slice)
             elif isinstance(op, Barrier):
                 await self.barrier(op)
             elif isinstance(op, Sleep):

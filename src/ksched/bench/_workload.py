@@ -18,6 +18,8 @@ import attrs
 import yaml
 
 from ..api import parse_duration
+from ._dra import FIELDS as DRIVER_FIELDS
+from ._dra import CreateResourceDriver, parse_resource_driver
 from ._errors import WorkloadError
 from ._template import ObjectTemplate
 from ._volumes import NodeAllocatable, PodVolumes, pod_volumes, read_node_allocatable
@@ -42,9 +44,10 @@ __all__ = [
 # Upstream opcodes ksched does not run; they are named in the error.
 UNSUPPORTED_OPS = {
     "deletePods": "deleting pods is not implemented",
-    "createResourceClaims": "DynamicResourceAllocation is not implemented",
-    "createResourceDriver": "DynamicResourceAllocation is not implemented",
-    "allocResourceClaims": "DynamicResourceAllocation is not implemented",
+    "createResourceClaims": "creating claims through the op is not implemented (createAny is)",
+    "allocResourceClaims": "allocating claims outside the scheduler is not implemented",
+    "updateDeviceConditions": "DRA device binding conditions are not implemented",
+    "checkPodScheduled": "DRA device binding conditions are not implemented",
     "updateAny": "updating objects is not implemented",
     "startCollectingMetrics": "explicit metrics phases are not implemented",
     "stopCollectingMetrics": "explicit metrics phases are not implemented",
@@ -79,6 +82,7 @@ _FIELDS: dict[str, set[str]] = {
     "barrier": {"opcode", "namespaces", "labelSelector", "stageRequirement"},
     "sleep": {"opcode", "duration", "durationParam"},
     "churn": {"opcode", "mode", "number", "intervalMilliseconds", "namespace", "templatePaths"},
+    "createResourceDriver": DRIVER_FIELDS,
 }
 _UNSUPPORTED_FIELDS: dict[str, set[str]] = {
     "createPods": {"steadyState", "duration", "durationParam"},
@@ -208,7 +212,16 @@ class Churn:
     templates: tuple[ObjectTemplate, ...]
 
 
-Op = CreateNodes | CreateNamespaces | CreatePods | CreateAny | Barrier | Sleep | Churn
+Op = (
+    CreateNodes
+    | CreateNamespaces
+    | CreatePods
+    | CreateAny
+    | Barrier
+    | Sleep
+    | Churn
+    | CreateResourceDriver
+)
 
 
 @attrs.frozen(kw_only=True)
@@ -558,6 +571,8 @@ def plan(case: TestCase, workload: Workload) -> Plan:
                     templates=tuple(t for p in paths if (t := template(p, where)) is not None),
                 )
             )
+        elif code == "createResourceDriver":
+            ops.append(parse_resource_driver(op, index, where, params.get))
         else:  # pragma: no cover - _check_fields rejects every other opcode
             raise AssertionError(code)
 

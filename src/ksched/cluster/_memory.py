@@ -18,6 +18,7 @@ from ..api import (
     CSIDriver,
     CSINode,
     CSIStorageCapacity,
+    DeviceClass,
     KubeObject,
     Namespace,
     Node,
@@ -29,10 +30,14 @@ from ..api import (
     PriorityClass,
     ReplicaSet,
     ReplicationController,
+    ResourceClaim,
+    ResourceClaimTemplate,
+    ResourceSlice,
     Service,
     StatefulSet,
     StorageClass,
 )
+from ._resourceclaims import make_template_claims, release_claims
 from ._store import KINDS, ClusterListener, object_key
 
 __all__ = ["InMemoryCluster", "RecordedEvent"]
@@ -156,6 +161,32 @@ class InMemoryCluster:
     def csi_storage_capacities(self) -> list[CSIStorageCapacity]:
         return self.objects("CSIStorageCapacity")
 
+    def device_classes(self) -> list[DeviceClass]:
+        return self.objects("DeviceClass")
+
+    def get_device_class(self, name: str) -> DeviceClass | None:
+        found: DeviceClass | None = self.get("DeviceClass", name)
+        return found
+
+    def resource_slices(self) -> list[ResourceSlice]:
+        return self.objects("ResourceSlice")
+
+    def resource_claims(self) -> list[ResourceClaim]:
+        return self.objects("ResourceClaim")
+
+    def get_resource_claim(self, namespace: str, name: str) -> ResourceClaim | None:
+        found: ResourceClaim | None = self.get("ResourceClaim", f"{namespace}/{name}")
+        return found
+
+    async def update_resource_claim(self, claim: ResourceClaim) -> ResourceClaim:
+        """Write a claim's status (allocation, reservedFor). Raises NotFoundError when the
+        claim is gone or was replaced by another with the same name."""
+        current = self.get_resource_claim(claim.namespace, claim.name)
+        if current is None or current.uid != claim.uid:
+            raise NotFoundError(f"resourceclaim {claim.key}: not found")
+        self.apply(claim)
+        return claim
+
     # ---- writing ------------------------------------------------------------------
 
     def _notify(self, kind: str, old: Any, new: Any) -> None:
@@ -210,6 +241,9 @@ class InMemoryCluster:
         kind = KINDS[type(obj)]
         if isinstance(obj, Pod):
             obj = self.resolve_priority(obj)
+            obj, claims = make_template_claims(self, obj)  # the resourceclaim controller
+            for claim in claims:
+                self.apply(claim)
         elif isinstance(obj, PersistentVolumeClaim) and obj.storage_class_name is None:
             obj = self.default_storage_class(obj)
         store = self._objects.setdefault(kind, {})
@@ -221,6 +255,13 @@ class InMemoryCluster:
             waiters = self._bound.pop(key, None)  # only pods someone waits for have one
             if waiters is not None:
                 waiters.set()
+        if isinstance(obj, ResourceClaimTemplate):  # pods that waited for it get claims
+            for pod in self.pods():
+                if (
+                    pod.namespace == obj.metadata.namespace
+                    and make_template_claims(self, pod)[0] is not pod
+                ):
+                    self.apply(pod)
 
     def remove(self, kind: str, key: str) -> Any:
         """Delete an object and notify the listeners. Raises NotFoundError."""
@@ -229,6 +270,12 @@ class InMemoryCluster:
             raise NotFoundError(f"{kind} {key}: not found")
         old = store.pop(key)
         self._notify(kind, old, None)
+        if isinstance(old, Pod) and old.spec.resource_claims:
+            updates, deletes = release_claims(self, old)
+            for claim in updates:
+                self.apply(claim)
+            for claim_key in deletes:
+                self.remove("ResourceClaim", claim_key)
         return old
 
     async def add_node(self, node: Node) -> None:

@@ -15,6 +15,7 @@ from ..api import (
     CSIStorageCapacity,
     DaemonSet,
     Deployment,
+    DeviceClass,
     Job,
     Namespace,
     Node,
@@ -26,6 +27,9 @@ from ..api import (
     PriorityClass,
     ReplicaSet,
     ReplicationController,
+    ResourceClaim,
+    ResourceClaimTemplate,
+    ResourceSlice,
     Service,
     StatefulSet,
     StorageClass,
@@ -56,6 +60,10 @@ KINDS: dict[type, str] = {
     Deployment: "Deployment",
     DaemonSet: "DaemonSet",
     Job: "Job",
+    DeviceClass: "DeviceClass",
+    ResourceSlice: "ResourceSlice",
+    ResourceClaim: "ResourceClaim",
+    ResourceClaimTemplate: "ResourceClaimTemplate",
 }
 
 

@@ -35,6 +35,7 @@ IN_TREE: Mapping[str, str] = {
     "NodeVolumeLimits": "node_volume_limits:NodeVolumeLimits",
     "VolumeBinding": "volume_binding:VolumeBinding",
     "VolumeZone": "volume_zone:VolumeZone",
+    "DynamicResources": "dynamic_resources:DynamicResources",
 }
 
 

@@ -33,6 +33,8 @@ def pod_scheduling_properties_change(new: Pod, old: Pod) -> list[ClusterEvent]:
         actions.append(ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED)
     if len(new.spec.tolerations) != len(old.spec.tolerations):
         actions.append(ActionType.UPDATE_POD_TOLERATION)
+    if new.status.resource_claim_statuses != old.status.resource_claim_statuses:
+        actions.append(ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM)
     if not actions:
         actions.append(ActionType.UPDATE)
     return [ClusterEvent(resource, action) for action in actions]

@@ -116,6 +116,8 @@ _CLUSTER_SCOPED = frozenset(
         "StorageClass",
         "CSINode",
         "CSIDriver",
+        "DeviceClass",
+        "ResourceSlice",
     }
 )
 _STEP_ACTIONS = ("settle", "advance", "create", "update", "delete", "scale")
