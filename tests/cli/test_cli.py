@@ -237,7 +237,8 @@ def test_simulate_plain_manifests(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert report["pods"]["default/web-0"]["node"] == "n2"
     assert report["pods"]["default/big"]["message"] == (
         # 8 cpu is more than any node has: evicting cannot help (Unresolvable).
-        "0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are available: "
+        "0/2 nodes are available: 2 Insufficient cpu. no new claims to deallocate, "
+        "preemption: 0/2 nodes are available: "
         "2 Preemption is not helpful for scheduling."
     )
     assert report["nodes"]["n2"]["requested"] == {"cpu": 1.0, "memory": 0, "pods": 1}

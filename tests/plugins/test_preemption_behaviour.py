@@ -192,7 +192,8 @@ async def test_equal_priority_pods_are_not_victims() -> None:
         await until(lambda: sched.records.get("default/p") is not None and sched.idle)
         assert sched.queue.where("default/p") == "unschedulable"
         assert cluster.conditions["default/p"]["message"] == (
-            "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are "
+            "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, "
+            "preemption: 0/1 nodes are "
             "available: 1 No preemption victims found for incoming pod."
         )
     assert cluster.evicted == []
@@ -268,7 +269,7 @@ async def test_never_policy_pod_does_not_preempt() -> None:
         assert sched.queue.where("default/p") == "unschedulable"
         assert cluster.conditions["default/p"]["message"] == (
             "0/1 nodes are available: 1 Insufficient cpu. "
-            "preemption: not eligible due to preemptionPolicy=Never."
+            "no new claims to deallocate, preemption: not eligible due to preemptionPolicy=Never."
         )
         current = cluster.get_pod("default/p")
         assert current is not None and current.status.nominated_node_name is None

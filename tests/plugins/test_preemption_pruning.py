@@ -295,7 +295,8 @@ async def test_scheduler_message_when_no_node_can_fit(shortcuts: str) -> None:
                 await anyio.sleep(0.005)
         assert sched.queue.where("default/p") == "unschedulable"
         assert cluster.conditions["default/p"]["message"] == (
-            "0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are "
+            "0/2 nodes are available: 2 Insufficient cpu. no new claims to deallocate, "
+            "preemption: 0/2 nodes are "
             "available: 2 Insufficient cpu."
         )
     assert cluster.evicted == []

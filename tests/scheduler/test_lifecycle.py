@@ -97,7 +97,8 @@ async def test_scheduled_and_failed_scheduling_events() -> None:
     failed = [e for e in cluster.events if e.reason == "FailedScheduling"]
     assert failed[0] == RecordedEvent(
         "default/huge", None, "Warning", "FailedScheduling", "Scheduling",
-        "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: "
+        "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, "
+        "preemption: 0/1 nodes are available: "
         "1 Preemption is not helpful for scheduling.",
     )  # fmt: skip
 

@@ -391,11 +391,12 @@ class DynamicResources:
     async def post_filter(
         self, state: CycleState, pod: Pod, statuses: NodeToStatus
     ) -> tuple[PostFilterResult | None, Status | None]:
-        if not self.enabled or not pod.spec.resource_claims:
-            # Upstream says "no new claims to deallocate" here, which puts that phrase in
-            # the message of every unschedulable pod; ksched leaves pods without claims
-            # as they were before DRA (a reason-less rejection adds nothing).
+        if not self.enabled:
             return None, Status(Code.UNSCHEDULABLE)
+        if not pod.spec.resource_claims:
+            # As upstream: the reason joins the PostFilter message of every unschedulable
+            # pod in the default profile ("... no new claims to deallocate, preemption: ...").
+            return None, Status(Code.UNSCHEDULABLE, (MSG_NO_NEW_CLAIMS,))
         s: _State | None = state.get(STATE_KEY)
         if s is None:
             return None, Status.error(f'reading "{STATE_KEY}" from cycleState: not found')
