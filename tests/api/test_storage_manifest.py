@@ -269,3 +269,30 @@ def test_storage_kinds_have_strict_field_names(doc: dict[str, Any], path: str) -
     from ksched.api._strict import unknown_fields
 
     assert unknown_fields(doc["kind"], doc) == [path]
+
+
+@pytest.mark.parametrize(
+    ("doc", "path"),
+    [
+        (
+            {"kind": "DeviceClass", "metadata": {"name": "gpu"},
+             "spec": {"selectors": [{"cel": {"expresion": "true"}}]}},
+            "spec.selectors[0].cel.expresion",
+        ),
+        (
+            {"kind": "ResourceClaim", "metadata": {"name": "c"},
+             "spec": {"devices": {"requests": [{"name": "r", "exactly": {"deviceClass": "g"}}]}}},
+            "spec.devices.requests[0].exactly.deviceClass",
+        ),
+        (
+            {"kind": "ResourceSlice", "metadata": {"name": "s"},
+             "spec": {"driver": "d", "pool": {"name": "p", "generations": 1}}},
+            "spec.pool.generations",
+        ),
+    ],
+    ids=["deviceclass", "resourceclaim", "resourceslice"],
+)  # fmt: skip
+def test_dra_kinds_have_strict_field_names(doc: dict[str, Any], path: str) -> None:
+    from ksched.api._strict import unknown_fields
+
+    assert unknown_fields(doc["kind"], doc) == [path]

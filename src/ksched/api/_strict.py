@@ -98,7 +98,7 @@ CONTAINER = _fields(
     "stdinOnce",
     "tty",
     ports=[_fields("name", "hostPort", "containerPort", "protocol", "hostIP")],
-    resources=_fields("limits", "requests", "claims"),
+    resources=_fields("limits", "requests", claims=[_fields("name", "request")]),
 )
 POD_SPEC = _fields(
     "volumes",
@@ -189,6 +189,29 @@ _PV_SOURCES = (
     "flocker",
 )
 """PersistentVolume sources (opaque below their names)."""
+
+DEVICE_SELECTOR = _fields(cel=_fields("expression"))
+_DEVICE_REQUEST = (
+    "deviceClassName",
+    "allocationMode",
+    "count",
+    "adminAccess",
+    "tolerations",
+    "capacity",
+)
+CLAIM_SPEC = _fields(
+    devices=_fields(
+        "config",
+        requests=[
+            _fields(
+                "name",
+                exactly=_fields(*_DEVICE_REQUEST, selectors=[DEVICE_SELECTOR]),
+                firstAvailable=[_fields("name", *_DEVICE_REQUEST, selectors=[DEVICE_SELECTOR])],
+            )
+        ],
+        constraints=[_fields("requests", "matchAttribute", "distinctAttribute")],
+    )
+)
 
 SCHEMAS: Mapping[str, Schema] = {
     "Pod": _kind(POD_SPEC),
@@ -379,6 +402,37 @@ SCHEMAS: Mapping[str, Schema] = {
         maximumVolumeSize=OPAQUE,
         nodeTopology=LABEL_SELECTOR,
     ),
+    # resource.k8s.io/v1 (DynamicResources reads them)
+    "DeviceClass": _kind(_fields("config", "extendedResourceName", selectors=[DEVICE_SELECTOR])),
+    "ResourceSlice": _kind(
+        _fields(
+            "driver",
+            "nodeName",
+            "allNodes",
+            "perDeviceNodeSelection",
+            "sharedCounters",
+            pool=_fields("name", "generation", "resourceSliceCount"),
+            nodeSelector=NODE_SELECTOR,
+            devices=[
+                _fields(
+                    "name",
+                    "attributes",
+                    "capacity",
+                    "consumesCounters",
+                    "nodeName",
+                    "allNodes",
+                    "taints",
+                    "bindsToNode",
+                    "bindingConditions",
+                    "bindingFailureConditions",
+                    "allowMultipleAllocations",
+                    nodeSelector=NODE_SELECTOR,
+                )
+            ],
+        )
+    ),
+    "ResourceClaim": _kind(CLAIM_SPEC),
+    "ResourceClaimTemplate": _kind(_fields(metadata=OBJECT_META, spec=CLAIM_SPEC)),
 }
 """Kind -> its field table. A kind ksched reads has one: ``read_manifest`` checks only these."""
 
