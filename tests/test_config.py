@@ -7,7 +7,6 @@ from typing import Any
 import pytest
 
 from ksched._errors import ConfigError
-from ksched.scheduler import build_framework
 from ksched.config import (
     DEFAULT_PLUGINS,
     PluginRef,
@@ -19,6 +18,7 @@ from ksched.config import (
     parse_config,
 )
 from ksched.framework._waiting import WaitingPods
+from ksched.scheduler import build_framework
 
 
 def test_default_plugins_match_upstream_v1() -> None:

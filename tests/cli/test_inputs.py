@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from ksched._errors import ConfigError
-from ksched.cli._inputs import InputError, input_files, load_config_file, load_inputs
 from ksched.api import Node, Pod
+from ksched.cli._inputs import InputError, input_files, load_config_file, load_inputs
 from ksched.cluster import object_key
 from ksched.simulate import ScenarioError
 

@@ -16,8 +16,7 @@ import attrs
 import pytest
 from trio.testing import MockClock
 
-from ksched import simulate
-from ksched import plugin_registry
+from ksched import plugin_registry, simulate
 from ksched._errors import ConfigError
 from ksched.api import Namespace, Pod, read_object
 from ksched.cluster import InMemoryCluster

@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from ksched import Pod, Scheduler
-from ksched.scheduler import AttemptReport, FitError
 from ksched.framework import CycleState, Status
+from ksched.scheduler import AttemptReport, FitError
 
 
 def status_key(s: Status) -> tuple[Any, ...]:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from ksched.scheduler import FitError
 from ksched.framework import Code, NodeToStatus, Status
+from ksched.scheduler import FitError
 
 PRE = "Node(s) failed PreFilter plugin FalsePreFilter"
 POST = "Error running PostFilter plugin FailedPostFilter"

@@ -12,11 +12,11 @@ from typing import Any
 
 import numpy as np
 import pytest
+from test_scheduler import config, factory, node, until
 
 from ksched import InMemoryCluster, Pod, Scheduler, SchedulingEvent
 from ksched.framework import Code, CycleState, IntArray, NodeInfo, NodeTable, Status
 from ksched.testing import make_pod
-from test_scheduler import config, factory, node, until
 
 
 class WrongShapeFilter:

@@ -10,10 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from ksched.scheduler import _registry
-from ksched.scheduler import ENTRY_POINT_GROUP, plugin_registry
 from ksched._errors import ConfigError
 from ksched.plugins import IN_TREE, in_tree_factory
+from ksched.scheduler import ENTRY_POINT_GROUP, _registry, plugin_registry
 
 PLUGINS = textwrap.dedent(
     """

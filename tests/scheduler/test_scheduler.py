@@ -9,13 +9,12 @@ from typing import Any
 import anyio
 import pytest
 
-from ksched.scheduler import SchedulingEvent
 from ksched._errors import ConfigError
 from ksched.api import Pod
 from ksched.cluster import InMemoryCluster
 from ksched.config import PluginRef, PluginSet, Profile, SchedulerConfig
 from ksched.framework import Code, CycleState, NodeInfo, Status
-from ksched.scheduler import Scheduler, num_feasible_nodes_to_find
+from ksched.scheduler import Scheduler, SchedulingEvent, num_feasible_nodes_to_find
 from ksched.testing import make_node, make_pod
 
 
