@@ -110,6 +110,9 @@ def check_scenario(path: str | Path, *, registry: Registry | None = None) -> Che
     if isinstance(raw, Mapping):
         name = str((raw.get("metadata") or {}).get("name") or name)
     want_error = expect.get("error")
+    explain_expect = expect.get("explain") or {}
+    if not isinstance(explain_expect, Mapping):
+        return CheckResult(name, path, False, "expect.explain: expected a mapping of pod keys")
     try:
         scenario = parse_scenario(raw, path=path)
         failures: list[str] = []
@@ -122,7 +125,13 @@ def check_scenario(path: str | Path, *, registry: Registry | None = None) -> Che
             except Mismatch as exc:
                 failures.append(str(exc))
 
-        report = run_scenario(scenario, step_checker=step_checker, registry=registry, events=False)
+        report = run_scenario(
+            scenario,
+            step_checker=step_checker,
+            registry=registry,
+            explain=list(explain_expect),
+            events=False,
+        )
     except (KschedError, ValueError) as exc:
         if want_error is not None and str(want_error) in str(exc):
             return CheckResult(name, path, True)
@@ -135,7 +144,7 @@ def check_scenario(path: str | Path, *, registry: Registry | None = None) -> Che
         return CheckResult(name, path, False, failures[0])
     try:
         _compare_pods(expect, report, "")
-        _compare_explain(expect.get("explain") or {}, report["explain"])
+        _compare_explain(explain_expect, report["explain"])
     except Mismatch as exc:
         return CheckResult(name, path, False, str(exc))
     return CheckResult(name, path, True)

@@ -14,6 +14,13 @@ from ..framework import Code, Resource, Status
 from ..scheduler import AttemptReport, Registry, Scheduler, SchedulingEvent
 from ._scenario import Scenario, ScenarioError
 
+ExplainSink = Callable[[str, dict[str, Any]], None]
+"""Takes a pod's explanation (``namespace/name``, the ``explain`` entry) as it is made."""
+
+_OUTCOMES = frozenset({"Bound", "Unschedulable", "SchedulerError", "WaitingOnPermit"})
+_STREAMED = AttemptReport()
+"""Put in place of a first attempt once it went to the sink, so that it is not kept."""
+
 
 class _Usage:
     """Requested vs allocatable cpu / memory / pods per node, kept from cluster changes.
@@ -82,11 +89,13 @@ class _Run:
         on_event: Callable[[SchedulingEvent], None] | None,
         *,
         registry: Registry | None = None,
-        explain: bool | Collection[str] = True,
+        explain: bool | Collection[str] = False,
+        explain_sink: ExplainSink | None = None,
         history: bool = False,
         opportunistic_batching: bool = True,
     ) -> None:
         self.scenario = scenario
+        self.explain_sink = explain_sink
         self.cluster = InMemoryCluster()
         self.t0 = 0.0
         self.created: dict[str, str] = {}
@@ -115,6 +124,8 @@ class _Run:
         self.events.append(event)
         if event.kind == "Bound":
             self.bound_series.append([round(event.time - self.t0, 6), len(self.bound_series) + 1])
+        if self.explain_sink is not None and event.kind in _OUTCOMES:
+            self._stream_explain(event.pod)
         if self._on_event is not None:
             self._on_event(event)
 
@@ -249,17 +260,35 @@ class _Run:
             out[key] = entry
         return out
 
+    def _explanation(self, key: str) -> dict[str, Any] | None:
+        uid = self.created.get(key)
+        record = self.scheduler.records.get(uid) if uid is not None else None
+        if record is None or record.first_attempt is None or record.first_attempt is _STREAMED:
+            return None
+        fw = self.scheduler.frameworks.get(self.profile_of.get(key, ""))
+        return _explain(record.first_attempt, fw.weights if fw is not None else {})
+
+    def _stream_explain(self, key: str) -> None:
+        """Hand the pod's first attempt to the sink once it is over, and let it go."""
+        assert self.explain_sink is not None
+        entry = self._explanation(key)
+        if entry is None:
+            return
+        self.scheduler.records[self.created[key]].first_attempt = _STREAMED
+        self.explain_sink(key, entry)
+
     def explain(self, only: Collection[str] | None = None) -> dict[str, Any]:
+        """The explanations not yet handed to a sink (with one: those go there, too)."""
         out: dict[str, Any] = {}
         if not self.scheduler.explain:
             return out
         for key in self.pending_at_creation if only is None else only:
-            uid = self.created.get(key)
-            record = self.scheduler.records.get(uid) if uid is not None else None
-            if record is None or record.first_attempt is None:
+            if self.explain_sink is not None:
+                self._stream_explain(key)
                 continue
-            fw = self.scheduler.frameworks.get(self.profile_of.get(key, ""))
-            out[key] = _explain(record.first_attempt, fw.weights if fw is not None else {})
+            entry = self._explanation(key)
+            if entry is not None:
+                out[key] = entry
         return out
 
     def event_dicts(self) -> list[dict[str, Any]]:
@@ -344,7 +373,8 @@ def run_scenario(
     on_event: Callable[[SchedulingEvent], None] | None = None,
     step_checker: Callable[[int, Mapping[str, Any], dict[str, Any]], None] | None = None,
     registry: Registry | None = None,
-    explain: bool | Collection[str] = True,
+    explain: bool | Collection[str] = False,
+    explain_sink: ExplainSink | None = None,
     events: bool = True,
     history: bool = False,
     opportunistic_batching: bool = True,
@@ -357,17 +387,22 @@ def run_scenario(
         on_event: called with every scheduling event as it happens.
         step_checker: called with each step's ``expect`` and the state it is checked on.
         registry: plugins by name beyond (or replacing) the in-tree ones.
-        explain: ``explain`` for every pod created pending (True), for the named pods
-            only (a collection of ``namespace/name``), or not at all (False: attempts are
-            not recorded, which saves time and memory on large scenarios).
+        explain: ``explain`` for every pod that had an attempt (True), for the named
+            pods only (a collection of ``namespace/name``), or for none (False, the
+            default). Attempts are recorded only for the pods asked for.
+        explain_sink: takes each explanation as soon as the pod's first attempt is over
+            (and at the end, those of attempts still in flight); the report's ``explain``
+            is then empty and the engine keeps none, so memory stays flat on large runs.
         events: include ``events`` (the timeline of scheduling events).
         history: include ``history`` (usage samples and bound pods over time, for plots).
         opportunistic_batching: the OpportunisticBatching feature gate (on by default).
     """
     import trio.testing
 
+    if isinstance(explain, str):
+        raise TypeError("explain: a bool or a collection of pod keys, not a str")
     result: dict[str, Any] = {}
-    only = None if isinstance(explain, bool) else frozenset(explain)
+    only = None if isinstance(explain, bool) else list(dict.fromkeys(explain))
 
     async def main() -> None:
         run = _Run(
@@ -376,6 +411,7 @@ def run_scenario(
             on_event,
             registry=registry,
             explain=explain,
+            explain_sink=explain_sink,
             history=history,
             opportunistic_batching=opportunistic_batching,
         )

@@ -1,0 +1,146 @@
+"""``ksched simulate`` at cluster scale: wall time, peak RSS and output size per output form.
+
+Two shapes of plain manifests (Nodes and Pods, the default profile), generated into a
+temporary directory and run through the ``ksched`` command in a child process each:
+
+- ``small``: 1000 nodes (4 cpu) x 5000 pods (3 cpu): 1000 pods bound, 4000 pending with
+  ``Insufficient cpu`` on every node (each of them is an attempt over all 1000 nodes);
+- ``large``: 50 000 nodes (4 cpu) x 100 000 pods (2 cpu): every pod bound, two per node.
+
+Each run is measured as the operating system sees it (``os.wait4`` of the child: wall time,
+peak RSS); stdout goes to a file whose size is reported.
+
+    python benchmarks/sim_scale.py                       # both shapes, table and json
+    python benchmarks/sim_scale.py --shape small --explain-all
+    python benchmarks/sim_scale.py --shape large --outputs json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+SHAPES: dict[str, dict[str, Any]] = {
+    "small": {"nodes": 1000, "pods": 5000, "node_cpu": "4", "pod_cpu": "100m"},
+    "large": {"nodes": 50_000, "pods": 100_000, "node_cpu": "4", "pod_cpu": "2"},
+}
+RESULTS = Path(__file__).parent / "results" / "sim_scale.json"
+
+
+def generate(directory: Path, nodes: int, pods: int, node_cpu: str, pod_cpu: str) -> list[Path]:
+    """Write ``nodes.yaml`` and ``pods.yaml`` (one JSON document per line, valid YAML)."""
+    node_file = directory / "nodes.yaml"
+    with node_file.open("w") as f:
+        for i in range(nodes):
+            node = {
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {
+                    "name": f"node-{i}",
+                    "labels": {"topology.kubernetes.io/zone": f"zone-{i % 10}"},
+                },
+                "status": {"allocatable": {"cpu": node_cpu, "memory": "16Gi", "pods": "110"}},
+            }
+            f.write("---\n" + json.dumps(node) + "\n")
+    pod_file = directory / "pods.yaml"
+    with pod_file.open("w") as f:
+        for i in range(pods):
+            pod = {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": f"pod-{i}", "namespace": "default"},
+                "spec": {
+                    "containers": [
+                        {
+                            "name": "c",
+                            "image": "registry.k8s.io/pause:3.10",
+                            "resources": {"requests": {"cpu": pod_cpu, "memory": "1Gi"}},
+                        }
+                    ]
+                },
+            }
+            f.write("---\n" + json.dumps(pod) + "\n")
+    return [node_file, pod_file]
+
+
+def measure(argv: list[str], out: Path) -> dict[str, Any]:
+    """Run ``argv`` with stdout to ``out``; wall seconds, peak RSS (MiB), output bytes."""
+    with out.open("wb") as stdout:
+        start = time.perf_counter()
+        proc = subprocess.Popen(argv, stdout=stdout, stderr=subprocess.PIPE)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+    assert proc.stderr is not None
+    err = proc.stderr.read().decode()
+    proc.stderr.close()
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(argv)}: exit {proc.returncode}\n{err}")
+    return {
+        "wallSeconds": round(wall, 2),
+        "cpuSeconds": round(usage.ru_utime + usage.ru_stime, 2),
+        "peakRssMiB": round(usage.ru_maxrss / 1024, 1),
+        "outputBytes": out.stat().st_size,
+    }
+
+
+def run_shape(name: str, outputs: list[str], explain_all: bool) -> dict[str, Any]:
+    shape = SHAPES[name]
+    ksched = str(Path(sys.executable).with_name("ksched"))
+    result: dict[str, Any] = {"nodes": shape["nodes"], "pods": shape["pods"], "runs": {}}
+    with tempfile.TemporaryDirectory(prefix="sim-scale-") as tmp:
+        directory = Path(tmp)
+        files = generate(directory, **shape)
+        base = [ksched, "simulate", *(a for f in files for a in ("-f", str(f)))]
+        forms = [(o, ["--output", o]) for o in outputs]
+        if explain_all:
+            forms.append(("jsonl --explain all", ["--output", "jsonl", "--explain", "all"]))
+        for label, extra in forms:
+            print(f"{name}: {label} ...", file=sys.stderr, flush=True)
+            run = measure([*base, *extra], directory / "out")
+            result["runs"][label] = run
+            print(f"{name}: {label}: {run}", file=sys.stderr, flush=True)
+    runs = result["runs"]
+    if "table" in runs and "json" in runs:
+        result["jsonOverTable"] = round(runs["json"]["wallSeconds"] / runs["table"]["wallSeconds"], 2)
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--shape", choices=[*SHAPES, "all"], default="all")
+    parser.add_argument("--outputs", default="table,json", help="comma-separated output forms")
+    parser.add_argument(
+        "--explain-all", action="store_true", help="also run --explain all --output jsonl"
+    )
+    parser.add_argument("--out", default=str(RESULTS), help="result file ('' for none)")
+    args = parser.parse_args()
+    shapes = list(SHAPES) if args.shape == "all" else [args.shape]
+    outputs = [o for o in args.outputs.split(",") if o]
+    result: dict[str, Any] = {
+        "python": sys.version.split()[0],
+        "machine": platform.machine(),
+        "cpus": os.cpu_count(),
+    }
+    if args.out and Path(args.out).exists():
+        previous = json.loads(Path(args.out).read_text())
+        result["shapes"] = previous.get("shapes", {})
+    result.setdefault("shapes", {})
+    for name in shapes:
+        result["shapes"][name] = run_shape(name, outputs, args.explain_all)
+    text = json.dumps(result, indent=2)
+    if args.out:
+        Path(args.out).write_text(text + "\n")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
