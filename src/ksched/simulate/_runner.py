@@ -91,6 +91,7 @@ class _Run:
         registry: Registry | None = None,
         explain: bool | Collection[str] = False,
         explain_sink: ExplainSink | None = None,
+        events: bool = True,
         history: bool = False,
         opportunistic_batching: bool = True,
     ) -> None:
@@ -107,6 +108,8 @@ class _Run:
         self.events: list[SchedulingEvent] = []
         self.bound_series: list[list[Any]] = []
         self._on_event = on_event
+        self._keep_events = events
+        self._keep_bound = history
         self.usage = _Usage(self.now, history=history)
         self.cluster.subscribe(self.usage.on_change)
         self.cluster.subscribe(self._watch_nominations)
@@ -121,8 +124,10 @@ class _Run:
         )
 
     def _observe(self, event: SchedulingEvent) -> None:
-        self.events.append(event)
-        if event.kind == "Bound":
+        # A large run makes several events per pod: kept only when they are reported.
+        if self._keep_events:
+            self.events.append(event)
+        if self._keep_bound and event.kind == "Bound":
             self.bound_series.append([round(event.time - self.t0, 6), len(self.bound_series) + 1])
         if self.explain_sink is not None and event.kind in _OUTCOMES:
             self._stream_explain(event.pod)
@@ -412,6 +417,7 @@ def run_scenario(
             registry=registry,
             explain=explain,
             explain_sink=explain_sink,
+            events=events,
             history=history,
             opportunistic_batching=opportunistic_batching,
         )
@@ -434,7 +440,8 @@ def run_scenario(
                 elif step.kind == "delete":
                     run.delete(step.deletes)
                 await anyio.wait_all_tasks_blocked()
-                run.timeline.append(run.snapshot(index))
+                if len(scenario.steps) > 1:
+                    run.timeline.append(run.snapshot(index))
             result.update(run_state(run))
             result["nodes"] = run.usage.report()
             if len(scenario.steps) > 1:
