@@ -89,6 +89,7 @@ def generate(
 
 def measure(argv: list[str], out: Path) -> dict[str, Any]:
     """Run ``argv`` with stdout to ``out``; wall seconds, peak RSS (MiB), output bytes."""
+    load = os.getloadavg()[0]  # the machine is shared: wall time is only as good as this
     with out.open("wb") as stdout:
         start = time.perf_counter()
         proc = subprocess.Popen(argv, stdout=stdout, stderr=subprocess.PIPE)
@@ -101,6 +102,7 @@ def measure(argv: list[str], out: Path) -> dict[str, Any]:
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(argv)}: exit {proc.returncode}\n{err}")
     return {
+        "loadAverageBefore": round(load, 2),
         "wallSeconds": round(wall, 2),
         "cpuSeconds": round(usage.ru_utime + usage.ru_stime, 2),
         "peakRssMiB": round(usage.ru_maxrss / 1024, 1),
