@@ -144,6 +144,7 @@ def test_progress_bar_on_a_terminal_stderr(
     code, out, err = run([*argv, "-o", "json"], capsys)
     assert code == 0
     assert json.loads(out)["scenario"] == "manifests"
+    assert "reading inputs" in err
     assert "scheduling" in err
     assert "3/3" in err
 

@@ -144,14 +144,15 @@ def _simulate(args: argparse.Namespace) -> int:
     from ..simulate._stream import ExplainSpool, JsonLinesSink, write_json, write_jsonl
     from ._inputs import load_inputs
     from ._plot import require_matplotlib, write_plot
-    from ._progress import scheduling_progress
+    from ._progress import scheduling_progress, status
     from ._render import render_events, render_report
 
     inputs = [*(args.file or []), *(args.inputs or [])]
     if not inputs:
         raise KschedError("simulate: no input: give a FILE or -f FILE_OR_DIR")
     gates = _feature_gates(args.feature_gates)
-    scenario = load_inputs(inputs, config=args.config)
+    with status("reading inputs", sys.stderr):
+        scenario = load_inputs(inputs, config=args.config)
     registry = _plugin_registry(args.plugin)
     output = args.output or ("table" if sys.stdout.isatty() else "json")
     explain = _explain_request(args, scenario)

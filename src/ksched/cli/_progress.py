@@ -1,4 +1,5 @@
-"""The progress bar of ``ksched simulate``: on stderr, only when stderr is a terminal."""
+"""What ``ksched simulate`` shows while it works: a spinner while it reads its inputs, a
+progress bar while it schedules; on stderr, and only when stderr is a terminal."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedCo
 
 from ..scheduler import SchedulingEvent
 
-__all__ = ["SchedulingProgress", "scheduling_progress"]
+__all__ = ["SchedulingProgress", "scheduling_progress", "status"]
 
 _OUTCOMES = frozenset({"Bound", "Unschedulable", "SchedulerError", "WaitingOnPermit"})
 
@@ -56,3 +57,13 @@ def scheduling_progress(
         yield bar
     finally:
         bar.progress.stop()
+
+
+@contextmanager
+def status(text: str, stream: TextIO) -> Iterator[None]:
+    """A spinner with ``text`` on ``stream`` while the block runs, if it is a terminal."""
+    if not stream.isatty():
+        yield
+        return
+    with Console(file=stream, highlight=False).status(text):
+        yield
