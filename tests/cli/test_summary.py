@@ -134,7 +134,7 @@ def test_many_nodes_make_a_utilization_histogram() -> None:
     render_report(c, report({}, nodes))
     out = lines(c)
     assert "node utilization: 100 nodes by share requested (requested / allocatable)" in out
-    # requested | cpu: nodes | memory: nodes | pods: nodes (a bar, then the count)
+    # requested | cpu, nodes | memory, nodes | pods, nodes (a bar, then the count)
     rows = {
         line.split()[0]: [int(t) for t in line.split()[1:] if t.isdigit()]
         for line in out
@@ -161,3 +161,15 @@ def test_a_few_dozen_nodes_keep_a_bar_each() -> None:
     out = lines(c)
     assert "node utilization (requested / allocatable)" in out
     assert sum(line.startswith("n") and "1/4" in line for line in out) == NODE_BARS_UP_TO
+
+
+@pytest.mark.parametrize("width", [80, 120, 200])
+def test_the_histogram_fits_the_terminal(width: int) -> None:
+    nodes = {f"n{i}": node(3.0, pods=1) for i in range(12_000)}
+    c = Console(record=True, width=width, color_system=None, highlight=False)
+    render_report(c, report({}, nodes))
+    out = c.export_text()
+    assert "…" not in out
+    assert max(len(line.rstrip()) for line in out.splitlines()) <= width
+    row = next(line.split() for line in out.splitlines() if line.strip().startswith("71-80%"))
+    assert row[-1] == "0" and "12000" in row

@@ -123,7 +123,10 @@ def utilization_histogram(nodes: Mapping[str, Mapping[str, Any]], console_width:
             requested[resource] += req[resource]
             allocatable[resource] += alloc[resource]
     used = [i for i in range(len(_BUCKETS)) if any(c[i] for c in counts.values())]
-    bar_width = max(6, min(30, (console_width - 40) // 3))
+    # Seven columns: the label (9), then a bar and a count per resource; each column has
+    # 1 + 1 of padding and the box 8 separators.
+    count_width = max(len(str(len(nodes))), len("nodes"))
+    bar_width = max(6, min(30, (console_width - 31) // 3 - count_width))
     table = Table(
         title=f"node utilization: {len(nodes)} nodes by share requested (requested / allocatable)",
         box=box.SIMPLE_HEAD,
@@ -132,8 +135,8 @@ def utilization_histogram(nodes: Mapping[str, Mapping[str, Any]], console_width:
     )
     table.add_column("requested", justify="right", no_wrap=True)
     for resource in counts:
-        table.add_column(f"{resource}: nodes", width=bar_width, no_wrap=True)
-        table.add_column("", justify="right", no_wrap=True)
+        table.add_column(resource, width=bar_width, no_wrap=True)
+        table.add_column("nodes", justify="right", no_wrap=True)
     for i in range(used[0], used[-1] + 1) if used else ():
         cells: list[Any] = [_BUCKETS[i]]
         for per_bucket in counts.values():
@@ -148,7 +151,7 @@ def utilization_histogram(nodes: Mapping[str, Mapping[str, Any]], console_width:
             f"({_percent(requested['cpu'], allocatable['cpu'])})",
             f"memory {format_bytes(requested['memory'])}/{format_bytes(allocatable['memory'])} "
             f"({_percent(requested['memory'], allocatable['memory'])})",
-            f"pods {requested['pods']:g}/{allocatable['pods']:g} "
+            f"pods {requested['pods']:.0f}/{allocatable['pods']:.0f} "
             f"({_percent(requested['pods'], allocatable['pods'])})",
         ]
     )
