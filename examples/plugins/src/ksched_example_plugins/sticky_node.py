@@ -19,7 +19,7 @@ The owner is read from and written to the cluster store (``get``/``apply`` of
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Final, Protocol
+from typing import Any, Final, Protocol, cast
 
 import attrs
 
@@ -82,7 +82,8 @@ class StickyNode:
         store = handle.cluster
         if not (callable(getattr(store, "get", None)) and callable(getattr(store, "apply", None))):
             raise ConfigError(f"{NAME}: the cluster store cannot read and update owner objects")
-        return cls(parse_plugin_args(StickyNodeArgs, args, plugin=NAME), store)
+        # Checked just above: the store reads and replaces objects, as OwnerStore says.
+        return cls(parse_plugin_args(StickyNodeArgs, args, plugin=NAME), cast(OwnerStore, store))
 
     def recorded_node(self, pod: Pod) -> str | None:
         """The node recorded on the pod's owner (None: no owner or nothing recorded)."""
