@@ -212,3 +212,25 @@ def test_write_jsonl_records(tmp_path: Path) -> None:
     ]
     assert lines[0] == {"record": "explain", "pod": "default/a", "explain": {"selected": "n1"}}
     assert lines[3] == {"record": "event", **REPORT["events"][0]}
+
+
+def test_the_collector_runs_rarely_during_a_simulation_and_as_before_after(
+    argv: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gc
+
+    import ksched.simulate
+
+    during: list[tuple[int, int, int]] = []
+    real = ksched.simulate.run_scenario
+
+    def spy(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        during.append(gc.get_threshold())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(ksched.simulate, "run_scenario", spy)
+    before = gc.get_threshold()
+    code, _, _ = run([*argv, "-o", "json"], capsys)
+    assert code == 0
+    assert during[0][0] >= 100 * before[0]
+    assert gc.get_threshold() == before
