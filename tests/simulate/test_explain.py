@@ -128,3 +128,17 @@ def test_check_rejects_an_explain_that_is_not_a_mapping(tmp_path: Path) -> None:
     result = check_scenario(path)
     assert not result.passed
     assert "expect.explain: expected a mapping" in result.detail
+
+
+def test_a_failing_sink_stops_the_run() -> None:
+    """A reader that went away (``| head``) ends the run at once; inside the engine's cycle
+    the error would otherwise be taken for a fault of the cycle and the pod retried."""
+    calls: list[str] = []
+
+    def sink(pod: str, entry: dict[str, Any]) -> None:
+        calls.append(pod)
+        raise BrokenPipeError(32, "Broken pipe")
+
+    with pytest.raises(BrokenPipeError):
+        run_scenario(scenario(), explain=True, explain_sink=sink)
+    assert calls == ["default/web"]

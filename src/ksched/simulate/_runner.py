@@ -97,6 +97,9 @@ class _Run:
     ) -> None:
         self.scenario = scenario
         self.explain_sink = explain_sink
+        self.sink_error: BaseException | None = None
+        """What the sink raised (a closed pipe): the run is cancelled and this re-raised."""
+        self.scope: anyio.CancelScope | None = None
         self.cluster = InMemoryCluster()
         self.t0 = 0.0
         self.created: dict[str, str] = {}
@@ -280,7 +283,16 @@ class _Run:
         if entry is None:
             return
         self.scheduler.records[self.created[key]].first_attempt = _STREAMED
-        self.explain_sink(key, entry)
+        if self.sink_error is not None:
+            return
+        try:
+            self.explain_sink(key, entry)
+        except Exception as exc:
+            # Raised inside the engine's cycle, it would be taken for a fault of the cycle
+            # and the pod retried: stop the whole run instead.
+            self.sink_error = exc
+            if self.scope is not None:
+                self.scope.cancel()
 
     def explain(self, only: Collection[str] | None = None) -> dict[str, Any]:
         """The explanations not yet handed to a sink (with one: those go there, too)."""
@@ -407,6 +419,7 @@ def run_scenario(
     if isinstance(explain, str):
         raise TypeError("explain: a bool or a collection of pod keys, not a str")
     result: dict[str, Any] = {}
+    runs: list[_Run] = []
     only = None if isinstance(explain, bool) else list(dict.fromkeys(explain))
 
     async def main() -> None:
@@ -423,6 +436,8 @@ def run_scenario(
         )
         run.t0 = anyio.current_time()
         async with anyio.create_task_group() as tg:
+            run.scope = tg.cancel_scope
+            runs.append(run)
             await tg.start(run.scheduler.serve)
             run.create(scenario.objects)
             for index, step in enumerate(scenario.steps):
@@ -474,4 +489,6 @@ def run_scenario(
         backend="trio",
         backend_options={"clock": trio.testing.MockClock(autojump_threshold=0)},
     )
+    if runs and runs[0].sink_error is not None:
+        raise runs[0].sink_error
     return result
