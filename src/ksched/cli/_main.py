@@ -183,7 +183,7 @@ def _run_simulation(args: argparse.Namespace) -> int:
     with contextlib.ExitStack() as stack:
         # --explain all streams: to the file, as JSON lines on stdout, or through a
         # temporary file into the JSON document; the table keeps the few it shows.
-        sink: Any = None
+        sink: JsonLinesSink | ExplainSpool | None = None
         if args.explain_file:
             try:
                 explain_file = stack.enter_context(open(args.explain_file, "w"))
@@ -221,20 +221,20 @@ def _run_simulation(args: argparse.Namespace) -> int:
             render_events(console, report["events"])
             console.print()
         render_report(console, report, rows=args.rows or None)
-        _render_explanations(console, report, explain, args.explain_file, sink)
+        if args.explain_file:
+            written = sink.count if sink is not None else 0
+            console.print(f"\nexplanations of {written} pod(s) written to {args.explain_file}")
+        else:
+            _render_explanations(console, report, explain)
         if args.plot:
             console.print(f"\nplot written to {args.plot}")
     return 0
 
 
-def _render_explanations(
-    console: Any, report: dict[str, Any], explain: bool | list[str], file: str | None, sink: Any
-) -> None:
+def _render_explanations(console: Any, report: dict[str, Any], explain: bool | list[str]) -> None:
+    """Each pod's explanation, or why there is none to show."""
     from ._render import render_explain
 
-    if file:
-        console.print(f"\nexplanations of {sink.count} pod(s) written to {file}")
-        return
     for key in list(report["explain"]) if explain is True else explain or ():
         if key in report["explain"]:
             render_explain(console, report, key)
