@@ -249,7 +249,8 @@ def test_simulate_config_option_replaces_the_scenarios(
 ) -> None:
     nodes, pods = write(tmp_path, "n.yaml", NODES), write(tmp_path, "p.yaml", PODS)
     config = write(tmp_path, "fit.yaml", FIT_ONLY)
-    assert main(["simulate", "-f", str(nodes), "-f", str(pods), "--config", str(config)]) == 0
+    argv = ["simulate", "-f", str(nodes), "-f", str(pods), "--config", str(config)]
+    assert main([*argv, "--explain", "web-0"]) == 0
     report = json.loads(capsys.readouterr().out)
     # Only NodeResourcesFit scores, and no DefaultPreemption: the plain FitError message.
     assert set(report["explain"]["default/web-0"]["weights"]) == {"NodeResourcesFit"}
@@ -572,7 +573,8 @@ def test_simulate_and_check_with_a_plugin_option(
     tmp_path: Path, avoid_plugin: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = write(tmp_path, "s.yaml", AVOID_SCENARIO)
-    assert main(["simulate", str(path), "--plugin", avoid_plugin, "-o", "json"]) == 0
+    argv = ["simulate", str(path), "--plugin", avoid_plugin, "-o", "json", "--explain", "web-2"]
+    assert main(argv) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["pods"]["default/web-2"]["message"] == (
         "0/2 nodes are available: 1 Insufficient cpu, 1 node n1 is avoided."

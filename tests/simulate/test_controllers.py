@@ -37,12 +37,12 @@ def workload(kind: str, name: str, spec: str, *, cpu: str = "500m", extra: str =
     )
 
 
-def scenario(objects: list[str], steps: str = "") -> dict[str, Any]:
+def scenario(objects: list[str], steps: str = "", *, explain: bool = False) -> dict[str, Any]:
     text = "apiVersion: ksched/v1alpha1\nkind: Scenario\nmetadata: {name: t}\nobjects:\n"
     text += "".join(f"  - {o}\n" for o in objects)
     if steps:
         text += "steps:\n" + steps
-    parsed: dict[str, Any] = run_scenario(parse_scenario(yaml.safe_load(text)))
+    parsed: dict[str, Any] = run_scenario(parse_scenario(yaml.safe_load(text)), explain=explain)
     return parsed
 
 
@@ -234,7 +234,7 @@ def test_a_deleted_pod_is_replaced_by_its_controller() -> None:
 
 
 def test_explain_names_the_owner() -> None:
-    report = scenario([node("n1"), workload("StatefulSet", "db", "replicas: 1, ")])
+    report = scenario([node("n1"), workload("StatefulSet", "db", "replicas: 1, ")], explain=True)
     assert report["explain"]["default/db-0"]["owner"] == "StatefulSet default/db"
 
 

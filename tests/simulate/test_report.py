@@ -87,7 +87,7 @@ def test_events_have_simulated_times_and_run_events() -> None:
 
 
 def test_explain_carries_the_weights_of_the_scoring_plugins() -> None:
-    entry = run(BASIC)["explain"]["default/web"]
+    entry = run(BASIC, explain=True)["explain"]["default/web"]
     assert entry["weights"] == {"NodeResourcesFit": 3, "NodeResourcesBalancedAllocation": 1}
     for node, scores in entry["scores"].items():
         total = sum(scores[p] * w for p, w in entry["weights"].items())
@@ -96,10 +96,14 @@ def test_explain_carries_the_weights_of_the_scoring_plugins() -> None:
 
 
 def test_explain_options() -> None:
+    assert run(BASIC)["explain"] == {}
     assert run(BASIC, explain=False)["explain"] == {}
+    assert set(run(BASIC, explain=True)["explain"]) == {"default/web", "default/huge"}
     only = run(BASIC, explain=["default/huge"])["explain"]
     assert set(only) == {"default/huge"}
     assert only["default/huge"]["filter"]["n1"]["reasons"] == ["Insufficient cpu"]
+    with pytest.raises(TypeError, match="not a str"):
+        run(BASIC, explain="default/huge")
 
 
 def test_events_and_history_are_optional() -> None:
@@ -230,7 +234,7 @@ objects:"""
 def test_explain_marks_pods_placed_on_a_batching_hint(batching: bool) -> None:
     """Equal pods, one per node (host port 80): the second and third take the first pod's
     ranking (n3 > n2 > n1 by free cpu) without a Score pass."""
-    report = run(ONE_POD_PER_NODE, opportunistic_batching=batching)
+    report = run(ONE_POD_PER_NODE, opportunistic_batching=batching, explain=True)
     placed = {k: v["node"] for k, v in report["pods"].items()}
     assert placed == {"default/gpu-0": "n3", "default/gpu-1": "n2", "default/gpu-2": "n1"}
     hinted = {k: v.get("hinted", False) for k, v in report["explain"].items()}

@@ -16,6 +16,7 @@ names the file, the document, the object and the field.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Mapping, MutableSequence, Sequence
 from pathlib import Path
 from typing import Any
@@ -71,6 +72,15 @@ def _documents(path: Path) -> list[Any]:
         raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from exc
     except UnicodeDecodeError as exc:
         raise InputError(f"{path}: not a text file: {exc}") from exc
+    if path.suffix == ".json":
+        # JSON is YAML, but the json module reads a cluster's dump ten times faster;
+        # whatever it rejects goes to the YAML loader, which names the error.
+        try:
+            doc = json.loads(text)
+        except ValueError:
+            pass
+        else:
+            return [] if doc is None else [doc]
     try:
         return [doc for doc in yaml.load_all(text, Loader=_LOADER) if doc is not None]
     except yaml.YAMLError as exc:

@@ -7,6 +7,8 @@ object and the field; nothing runs).
 from __future__ import annotations
 
 import argparse
+import contextlib
+import gc
 import importlib
 import json
 import sys
@@ -104,34 +106,6 @@ def _all_pods(scenario: Any) -> set[str] | None:
     return {o.key for o in objects if isinstance(o, Pod)}
 
 
-class _Progress:
-    """A progress bar on stderr: pods that reached a first outcome, of the pending ones."""
-
-    def __init__(self, pending: set[str]) -> None:
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
-
-        self.pending = pending
-        self.done: set[str] = set()
-        self.progress = Progress(
-            "[progress.description]{task.description}",
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=_console(sys.stderr),
-            transient=True,
-        )
-        self.task = self.progress.add_task("scheduling", total=len(pending))
-
-    def on_event(self, event: Any) -> None:
-        if (
-            event.kind in ("Bound", "Unschedulable", "SchedulerError", "WaitingOnPermit")
-            and event.pod in self.pending
-            and event.pod not in self.done
-        ):
-            self.done.add(event.pod)
-            self.progress.update(self.task, completed=len(self.done))
-
-
 FEATURE_GATES = ("OpportunisticBatching",)
 
 
@@ -154,74 +128,130 @@ def _feature_gates(values: Sequence[str] | None) -> dict[str, bool]:
     return gates
 
 
+def _explain_request(args: argparse.Namespace, scenario: Any) -> bool | list[str]:
+    """``--explain POD`` (repeatable) or ``--explain all``; checked before anything runs."""
+    names = args.explain or ()
+    if args.explain_file and not names:
+        raise KschedError("--explain-file: give --explain POD or --explain all with it")
+    if "all" in names:
+        return True
+    pods = [_pod_key(p) for p in names]
+    known = _all_pods(scenario)
+    for key in pods:
+        if known is not None and key not in known:
+            raise KschedError(f"--explain {key}: the scenario has no such pod")
+    return list(dict.fromkeys(pods))
+
+
+@contextlib.contextmanager
+def _few_collections() -> Iterator[None]:
+    """Rare cyclic garbage collections while the block runs, as in a batch compiler.
+
+    A simulation builds objects that live to its end (the inputs, the cluster, the
+    engine's state: millions at 50 000 nodes); with the default thresholds the collector
+    walks them all again and again, a sixth of the run's time, and finds almost nothing.
+    """
+    thresholds = gc.get_threshold()
+    gc.set_threshold(200_000, 30, 30)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*thresholds)
+
+
 def _simulate(args: argparse.Namespace) -> int:
+    with _few_collections():
+        return _run_simulation(args)
+
+
+def _run_simulation(args: argparse.Namespace) -> int:
     from ..simulate import run_scenario
+    from ..simulate._stream import ExplainSpool, JsonLinesSink, write_json, write_jsonl
     from ._inputs import load_inputs
     from ._plot import require_matplotlib, write_plot
-    from ._render import render_events, render_explain, render_report
+    from ._progress import scheduling_progress, status
+    from ._render import render_events, render_report
 
     inputs = [*(args.file or []), *(args.inputs or [])]
     if not inputs:
         raise KschedError("simulate: no input: give a FILE or -f FILE_OR_DIR")
     gates = _feature_gates(args.feature_gates)
     warnings: list[str] = []
-    scenario = load_inputs(inputs, config=args.config, strict=args.strict, warnings=warnings)
+    with status("reading inputs", sys.stderr):
+        scenario = load_inputs(inputs, config=args.config, strict=args.strict, warnings=warnings)
     for line in warnings:
         print(f"ksched: warning: {line}", file=sys.stderr)
     registry = _plugin_registry(args.plugin)
     output = args.output or ("table" if sys.stdout.isatty() else "json")
-    explain_pods = [_pod_key(p) for p in args.explain or ()]
-    known = _all_pods(scenario)
-    for key in explain_pods:
-        if known is not None and key not in known:
-            raise KschedError(f"--explain {key}: the scenario has no such pod")
+    explain = _explain_request(args, scenario)
     if args.plot:
         require_matplotlib()
-    explain: bool | list[str] = explain_pods or (output == "json")
-    progress = _Progress(_pending_pods(scenario)) if sys.stderr.isatty() else None
-    if progress is not None:
-        progress.progress.start()
-    try:
-        report = run_scenario(
-            scenario,
-            seed=args.seed,
-            registry=registry,
-            explain=explain,
-            events=args.events,
-            history=bool(args.plot),
-            on_event=progress.on_event if progress is not None else None,
-            opportunistic_batching=gates.get("OpportunisticBatching", True),
-        )
-    finally:
-        if progress is not None:
-            progress.progress.stop()
-    if args.plot:
-        write_plot(report, args.plot)
-        del report["history"]
-    if output == "json":
-        json.dump(report, sys.stdout, indent=2)
-        sys.stdout.write("\n")
-        return 0
-    console = _console(sys.stdout)
-    if args.events:
-        render_events(console, report["events"])
-        console.print()
-    render_report(console, report, rows=args.rows or None)
-    for key in explain_pods:
+    with contextlib.ExitStack() as stack:
+        # --explain all streams: to the file, as JSON lines on stdout, or through a
+        # temporary file into the JSON document; the table keeps the few it shows.
+        sink: JsonLinesSink | ExplainSpool | None = None
+        if args.explain_file:
+            try:
+                explain_file = stack.enter_context(open(args.explain_file, "w"))
+            except OSError as exc:
+                raise KschedError(f"--explain-file {args.explain_file}: {exc.strerror}") from None
+            sink = JsonLinesSink(explain_file)
+        elif explain is True and output == "jsonl":
+            sink = JsonLinesSink(sys.stdout)
+        elif explain is True and output == "json":
+            sink = stack.enter_context(ExplainSpool())
+        with scheduling_progress(_pending_pods(scenario), sys.stderr) as progress:
+            report = run_scenario(
+                scenario,
+                seed=args.seed,
+                registry=registry,
+                explain=explain,
+                explain_sink=sink,
+                events=args.events,
+                history=bool(args.plot),
+                on_event=progress.on_event if progress is not None else None,
+                opportunistic_batching=gates.get("OpportunisticBatching", True),
+            )
+        if args.plot:
+            write_plot(report, args.plot)
+            del report["history"]
+        if output == "json":
+            spooled = sink.entries() if isinstance(sink, ExplainSpool) else None
+            write_json(report, sys.stdout, explain=spooled)
+            return 0
+        if output == "jsonl":
+            write_jsonl(report, sys.stdout)
+            return 0
+        console = _console(sys.stdout)
+        if args.events:
+            render_events(console, report["events"])
+            console.print()
+        render_report(console, report, rows=args.rows or None)
+        if args.explain_file:
+            written = sink.count if sink is not None else 0
+            console.print(f"\nexplanations of {written} pod(s) written to {args.explain_file}")
+        else:
+            _render_explanations(console, report, explain)
+        if args.plot:
+            console.print(f"\nplot written to {args.plot}")
+    return 0
+
+
+def _render_explanations(console: Any, report: dict[str, Any], explain: bool | list[str]) -> None:
+    """Each pod's explanation, or why there is none to show."""
+    from ._render import render_explain
+
+    for key in list(report["explain"]) if explain is True else explain or ():
         if key in report["explain"]:
             render_explain(console, report, key)
-        else:
-            state = report["pods"].get(key)
-            why = (
-                "it no longer exists"
-                if state is None
-                else f"it was never attempted (phase {state['phase']}, "
-                f"node {state.get('node') or '-'})"
-            )
-            console.print(f"\n[bold]explain {key}[/]: no scheduling attempt to show: {why}")
-    if args.plot:
-        console.print(f"\nplot written to {args.plot}")
-    return 0
+            continue
+        state = report["pods"].get(key)
+        why = (
+            "it no longer exists"
+            if state is None
+            else f"it was never attempted (phase {state['phase']}, node {state.get('node') or '-'})"
+        )
+        console.print(f"\n[bold]explain {key}[/]: no scheduling attempt to show: {why}")
 
 
 # ---- check ------------------------------------------------------------------------------
@@ -367,8 +397,8 @@ def _parser(argv: Sequence[str]) -> argparse.ArgumentParser:
     sim.add_argument(
         "--output",
         "-o",
-        choices=("json", "table"),
-        help="default: table on a terminal, json otherwise",
+        choices=("json", "jsonl", "table"),
+        help="default: table on a terminal, json otherwise; jsonl: one JSON object per line",
     )
     sim.add_argument("--seed", type=int, default=0, help="seed of the tie-breaks (default 0)")
     sim.add_argument("--events", action="store_true", help="print the timeline of events")
@@ -376,7 +406,14 @@ def _parser(argv: Sequence[str]) -> argparse.ArgumentParser:
         "--explain",
         action="append",
         metavar="POD",
-        help="show a pod's filter verdicts and score matrix ([namespace/]name; repeatable)",
+        help="show a pod's filter verdicts and score matrix ([namespace/]name; repeatable); "
+        "'all': every pod that had an attempt",
+    )
+    sim.add_argument(
+        "--explain-file",
+        metavar="FILE",
+        help="write the explanations to FILE as JSON lines, as they are made, "
+        "instead of into the report",
     )
     sim.add_argument("--plot", metavar="FILE.png", help="draw utilization over time (ksched[plot])")
     sim.add_argument(

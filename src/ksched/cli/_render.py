@@ -18,6 +18,12 @@ from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
 
+from ._format import PHASE_STYLES as PHASE_STYLES
+from ._format import format_bytes as format_bytes
+from ._format import format_cpu as format_cpu
+from ._format import format_time as format_time
+from ._summary import NODE_BARS_UP_TO, PENDING_GROUPS_FROM, pending_reasons, utilization_histogram
+
 __all__ = [
     "format_bytes",
     "format_cpu",
@@ -28,40 +34,8 @@ __all__ = [
     "render_report",
 ]
 
-PHASE_STYLES = {
-    "Bound": "green",
-    "Unschedulable": "red",
-    "Pending": "yellow",
-    "Waiting": "cyan",
-    "Gated": "magenta",
-}
 _NOT_BOUND_FIRST = {"Unschedulable": 0, "Waiting": 1, "Gated": 2, "Pending": 3, "Bound": 4}
 _DIGITS = re.compile(r"(\d+)")
-_BINARY = (("Ti", 1 << 40), ("Gi", 1 << 30), ("Mi", 1 << 20), ("Ki", 1 << 10))
-
-
-def format_cpu(cores: float) -> str:
-    """``2``, ``1.5``, ``250m``: cores as Kubernetes writes them."""
-    if cores and cores < 1:
-        return f"{round(cores * 1000)}m"
-    return f"{cores:g}"
-
-
-def format_bytes(amount: float) -> str:
-    """``512Mi``, ``1.5Gi``: bytes in binary units, one decimal at most."""
-    for suffix, size in _BINARY:
-        if abs(amount) >= size:
-            return f"{amount / size:.1f}".removesuffix(".0") + suffix
-    return f"{amount:g}"
-
-
-def format_time(seconds: float) -> str:
-    """Simulated seconds since the start as ``HH:MM:SS.mmm``."""
-    millis = round(seconds * 1000)
-    hours, rest = divmod(millis, 3_600_000)
-    minutes, rest = divmod(rest, 60_000)
-    secs, millis = divmod(rest, 1000)
-    return f"{hours:02d}:{minutes:02d}:{secs:02d}.{millis:03d}"
 
 
 def _phase(phase: str) -> Text:
@@ -199,22 +173,34 @@ def _groups(groups: Mapping[str, Mapping[str, Any]]) -> Table:
 
 
 def render_report(console: Console, report: Mapping[str, Any], *, rows: int | None = 100) -> None:
-    """The placements table, evictions, pod groups and the per-node utilization view.
+    """The placements table, pods not bound grouped by reason, evictions, pod groups and
+    node utilization: a bar per node up to ``NODE_BARS_UP_TO`` nodes, a histogram past it.
 
-    ``rows`` caps the rows of each table (None or 0: no cap).
+    ``rows`` caps the rows of the placements and per-node tables (None or 0: no cap); the
+    grouped reasons are shown past ``PENDING_GROUPS_FROM`` pods not bound, or when the
+    placements are cut.
     """
     table, summary = _placements(report, rows)
     console.print(table)
     console.print(summary)
     console.print()
+    pods: Mapping[str, Mapping[str, Any]] = report["pods"]
+    not_bound = sum(pod["phase"] != "Bound" for pod in pods.values())
+    if not_bound > PENDING_GROUPS_FROM or (not_bound and rows and len(pods) > rows):
+        reasons = pending_reasons(pods)
+        if reasons is not None:
+            console.print(reasons)
     if report.get("evicted"):
         console.print(
             Text("evicted by preemption: ", style="bold") + Text(", ".join(report["evicted"]))
         )
     if report.get("groups"):
         console.print(_groups(report["groups"]))
-    if report.get("nodes"):
-        console.print(_utilization(report["nodes"], rows, console.width))
+    nodes = report.get("nodes")
+    if nodes and len(nodes) > NODE_BARS_UP_TO:
+        console.print(utilization_histogram(nodes, console.width))
+    elif nodes:
+        console.print(_utilization(nodes, rows, console.width))
 
 
 # ---- explain --------------------------------------------------------------------------

@@ -120,6 +120,9 @@ def check_scenario(
     if isinstance(raw, Mapping):
         name = str((raw.get("metadata") or {}).get("name") or name)
     want_error = expect.get("error")
+    explain_expect = expect.get("explain") or {}
+    if not isinstance(explain_expect, Mapping):
+        return CheckResult(name, path, False, "expect.explain: expected a mapping of pod keys")
     try:
         scenario = parse_scenario(raw, path=path, strict=strict)
         admit_priorities(scenario)
@@ -133,7 +136,13 @@ def check_scenario(
             except Mismatch as exc:
                 failures.append(str(exc))
 
-        report = run_scenario(scenario, step_checker=step_checker, registry=registry, events=False)
+        report = run_scenario(
+            scenario,
+            step_checker=step_checker,
+            registry=registry,
+            explain=list(explain_expect),
+            events=False,
+        )
     except (KschedError, ValueError) as exc:
         if want_error is not None and str(want_error) in str(exc):
             return CheckResult(name, path, True)
@@ -146,7 +155,7 @@ def check_scenario(
         return CheckResult(name, path, False, failures[0])
     try:
         _compare_pods(expect, report, "")
-        _compare_explain(expect.get("explain") or {}, report["explain"])
+        _compare_explain(explain_expect, report["explain"])
     except Mismatch as exc:
         return CheckResult(name, path, False, str(exc))
     return CheckResult(name, path, True)

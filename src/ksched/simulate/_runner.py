@@ -16,6 +16,13 @@ from ._claims import stateful_set_claims
 from ._controllers import Controllers, owner_of
 from ._scenario import Scenario, ScenarioError
 
+ExplainSink = Callable[[str, dict[str, Any]], None]
+"""Takes a pod's explanation (``namespace/name``, the ``explain`` entry) as it is made."""
+
+_OUTCOMES = frozenset({"Bound", "Unschedulable", "SchedulerError", "WaitingOnPermit"})
+_STREAMED = AttemptReport()
+"""Put in place of a first attempt once it went to the sink, so that it is not kept."""
+
 
 class _Usage:
     """Requested vs allocatable cpu / memory / pods per node, kept from cluster changes.
@@ -84,11 +91,17 @@ class _Run:
         on_event: Callable[[SchedulingEvent], None] | None,
         *,
         registry: Registry | None = None,
-        explain: bool | Collection[str] = True,
+        explain: bool | Collection[str] = False,
+        explain_sink: ExplainSink | None = None,
+        events: bool = True,
         history: bool = False,
         opportunistic_batching: bool = True,
     ) -> None:
         self.scenario = scenario
+        self.explain_sink = explain_sink
+        self.sink_error: BaseException | None = None
+        """What the sink raised (a closed pipe): the run is cancelled and this re-raised."""
+        self.scope: anyio.CancelScope | None = None
         self.cluster = InMemoryCluster()
         self.t0 = 0.0
         self.created: dict[str, str] = {}
@@ -100,6 +113,8 @@ class _Run:
         self.events: list[SchedulingEvent] = []
         self.bound_series: list[list[Any]] = []
         self._on_event = on_event
+        self._keep_events = events
+        self._keep_bound = history
         self.usage = _Usage(self.now, history=history)
         self.cluster.subscribe(self.usage.on_change)
         self.cluster.subscribe(self._watch_nominations)
@@ -121,9 +136,13 @@ class _Run:
         )
 
     def _observe(self, event: SchedulingEvent) -> None:
-        self.events.append(event)
-        if event.kind == "Bound":
+        # A large run makes several events per pod: kept only when they are reported.
+        if self._keep_events:
+            self.events.append(event)
+        if self._keep_bound and event.kind == "Bound":
             self.bound_series.append([round(event.time - self.t0, 6), len(self.bound_series) + 1])
+        if self.explain_sink is not None and event.kind in _OUTCOMES:
+            self._stream_explain(event.pod)
         if self._on_event is not None:
             self._on_event(event)
 
@@ -261,21 +280,49 @@ class _Run:
             out[key] = entry
         return out
 
+    def _explanation(self, key: str) -> dict[str, Any] | None:
+        uid = self.created.get(key)
+        record = self.scheduler.records.get(uid) if uid is not None else None
+        if record is None or record.first_attempt is None or record.first_attempt is _STREAMED:
+            return None
+        fw = self.scheduler.frameworks.get(self.profile_of.get(key, ""))
+        entry = _explain(record.first_attempt, fw.weights if fw is not None else {})
+        pod = self.cluster.get_pod(key)
+        owner = owner_of(pod) if pod is not None else None
+        if owner is not None:
+            entry["owner"] = f"{owner[0]} {owner[1]}"
+        return entry
+
+    def _stream_explain(self, key: str) -> None:
+        """Hand the pod's first attempt to the sink once it is over, and let it go."""
+        assert self.explain_sink is not None
+        entry = self._explanation(key)
+        if entry is None:
+            return
+        self.scheduler.records[self.created[key]].first_attempt = _STREAMED
+        if self.sink_error is not None:
+            return
+        try:
+            self.explain_sink(key, entry)
+        except Exception as exc:
+            # Raised inside the engine's cycle, it would be taken for a fault of the cycle
+            # and the pod retried: stop the whole run instead.
+            self.sink_error = exc
+            if self.scope is not None:
+                self.scope.cancel()
+
     def explain(self, only: Collection[str] | None = None) -> dict[str, Any]:
+        """The explanations not yet handed to a sink (with one: those go there, too)."""
         out: dict[str, Any] = {}
         if not self.scheduler.explain:
             return out
         for key in self.pending_at_creation if only is None else only:
-            uid = self.created.get(key)
-            record = self.scheduler.records.get(uid) if uid is not None else None
-            if record is None or record.first_attempt is None:
+            if self.explain_sink is not None:
+                self._stream_explain(key)
                 continue
-            fw = self.scheduler.frameworks.get(self.profile_of.get(key, ""))
-            out[key] = _explain(record.first_attempt, fw.weights if fw is not None else {})
-            pod = self.cluster.get_pod(key)
-            owner = owner_of(pod) if pod is not None else None
-            if owner is not None:
-                out[key]["owner"] = f"{owner[0]} {owner[1]}"
+            entry = self._explanation(key)
+            if entry is not None:
+                out[key] = entry
         return out
 
     def event_dicts(self) -> list[dict[str, Any]]:
@@ -362,7 +409,8 @@ def run_scenario(
     on_event: Callable[[SchedulingEvent], None] | None = None,
     step_checker: Callable[[int, Mapping[str, Any], dict[str, Any]], None] | None = None,
     registry: Registry | None = None,
-    explain: bool | Collection[str] = True,
+    explain: bool | Collection[str] = False,
+    explain_sink: ExplainSink | None = None,
     events: bool = True,
     history: bool = False,
     opportunistic_batching: bool = True,
@@ -375,17 +423,23 @@ def run_scenario(
         on_event: called with every scheduling event as it happens.
         step_checker: called with each step's ``expect`` and the state it is checked on.
         registry: plugins by name beyond (or replacing) the in-tree ones.
-        explain: ``explain`` for every pod created pending (True), for the named pods
-            only (a collection of ``namespace/name``), or not at all (False: attempts are
-            not recorded, which saves time and memory on large scenarios).
+        explain: ``explain`` for every pod that had an attempt (True), for the named
+            pods only (a collection of ``namespace/name``), or for none (False, the
+            default). Attempts are recorded only for the pods asked for.
+        explain_sink: takes each explanation as soon as the pod's first attempt is over
+            (and at the end, those of attempts still in flight); the report's ``explain``
+            is then empty and the engine keeps none, so memory stays flat on large runs.
         events: include ``events`` (the timeline of scheduling events).
         history: include ``history`` (usage samples and bound pods over time, for plots).
         opportunistic_batching: the OpportunisticBatching feature gate (on by default).
     """
     import trio.testing
 
+    if isinstance(explain, str):
+        raise TypeError("explain: a bool or a collection of pod keys, not a str")
     result: dict[str, Any] = {}
-    only = None if isinstance(explain, bool) else frozenset(explain)
+    runs: list[_Run] = []
+    only = None if isinstance(explain, bool) else list(dict.fromkeys(explain))
 
     async def main() -> None:
         run = _Run(
@@ -394,11 +448,15 @@ def run_scenario(
             on_event,
             registry=registry,
             explain=explain,
+            explain_sink=explain_sink,
+            events=events,
             history=history,
             opportunistic_batching=opportunistic_batching,
         )
         run.t0 = anyio.current_time()
         async with anyio.create_task_group() as tg:
+            run.scope = tg.cancel_scope
+            runs.append(run)
             await tg.start(run.scheduler.serve)
             await tg.start(run.controllers.serve)
             run.create(scenario.objects)
@@ -419,7 +477,8 @@ def run_scenario(
                 elif step.kind == "scale" and step.scale is not None:
                     run.controllers.scale(*step.scale)
                 await anyio.wait_all_tasks_blocked()
-                run.timeline.append(run.snapshot(index))
+                if len(scenario.steps) > 1:
+                    run.timeline.append(run.snapshot(index))
             result.update(run_state(run))
             result["nodes"] = run.usage.report()
             workloads = run.controllers.report()
@@ -455,4 +514,6 @@ def run_scenario(
         backend="trio",
         backend_options={"clock": trio.testing.MockClock(autojump_threshold=0)},
     )
+    if runs and runs[0].sink_error is not None:
+        raise runs[0].sink_error
     return result

@@ -1,0 +1,174 @@
+"""``ksched simulate`` at cluster scale: wall time, peak RSS and output size per output form.
+
+Two shapes of plain manifests (Nodes and Pods, the default profile), generated into a
+temporary directory and run through the ``ksched`` command in a child process each:
+
+- ``small``: 1000 nodes (4 cpu) x 5000 pods (100m): multi-document YAML; every pod bound;
+- ``mid`` (for profiles, not in the default set): 10 000 nodes x 20 000 pods, as ``large``;
+- ``large``: 50 000 nodes (4 cpu) x 100 000 pods (2 cpu): a JSON ``List`` each, as
+  ``kubectl get -o json`` writes them; every pod bound, two per node.
+
+Each run is measured as the operating system sees it (``os.wait4`` of the child: wall time,
+peak RSS); stdout goes to a file whose size is reported.
+
+    python benchmarks/sim_scale.py                       # both shapes, table and json
+    python benchmarks/sim_scale.py --shape small --explain-all
+    python benchmarks/sim_scale.py --shape large --outputs json
+    python benchmarks/sim_scale.py --shape mid --outputs json --profile mid.prof --out ''
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+SHAPES: dict[str, dict[str, Any]] = {
+    "small": {"nodes": 1000, "pods": 5000, "node_cpu": "4", "pod_cpu": "100m", "form": "yaml"},
+    "mid": {"nodes": 10_000, "pods": 20_000, "node_cpu": "4", "pod_cpu": "2", "form": "json"},
+    "large": {"nodes": 50_000, "pods": 100_000, "node_cpu": "4", "pod_cpu": "2", "form": "json"},
+}
+RESULTS = Path(__file__).parent / "results" / "sim_scale.json"
+
+
+def _node(i: int, cpu: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": f"node-{i}",
+            "labels": {"topology.kubernetes.io/zone": f"zone-{i % 10}"},
+        },
+        "status": {"allocatable": {"cpu": cpu, "memory": "16Gi", "pods": "110"}},
+    }
+
+
+def _pod(i: int, cpu: str) -> dict[str, Any]:
+    container = {
+        "name": "c",
+        "image": "registry.k8s.io/pause:3.10",
+        "resources": {"requests": {"cpu": cpu, "memory": "1Gi"}},
+    }
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": f"pod-{i}", "namespace": "default"},
+        "spec": {"containers": [container]},
+    }
+
+
+def _write(path: Path, objects: Iterator[dict[str, Any]], form: str) -> None:
+    with path.open("w") as f:
+        if form == "yaml":  # multi-document YAML, one flow-style document per line
+            for obj in objects:
+                f.write("---\n" + json.dumps(obj) + "\n")
+            return
+        f.write('{"apiVersion": "v1", "kind": "List", "items": [\n')  # kubectl get -o json
+        f.write(",\n".join(json.dumps(obj) for obj in objects))
+        f.write("\n]}\n")
+
+
+def generate(
+    directory: Path, nodes: int, pods: int, node_cpu: str, pod_cpu: str, form: str
+) -> list[Path]:
+    """Write the nodes and the pods, as multi-document YAML or as a JSON ``List``."""
+    suffix = "yaml" if form == "yaml" else "json"
+    files = [directory / f"nodes.{suffix}", directory / f"pods.{suffix}"]
+    _write(files[0], (_node(i, node_cpu) for i in range(nodes)), form)
+    _write(files[1], (_pod(i, pod_cpu) for i in range(pods)), form)
+    return files
+
+
+def measure(argv: list[str], out: Path) -> dict[str, Any]:
+    """Run ``argv`` with stdout to ``out``; wall seconds, peak RSS (MiB), output bytes."""
+    load = os.getloadavg()[0]  # the machine is shared: wall time is only as good as this
+    with out.open("wb") as stdout:
+        start = time.perf_counter()
+        proc = subprocess.Popen(argv, stdout=stdout, stderr=subprocess.PIPE)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+    assert proc.stderr is not None
+    err = proc.stderr.read().decode()
+    proc.stderr.close()
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(argv)}: exit {proc.returncode}\n{err}")
+    return {
+        "loadAverageBefore": round(load, 2),
+        "wallSeconds": round(wall, 2),
+        "cpuSeconds": round(usage.ru_utime + usage.ru_stime, 2),
+        "peakRssMiB": round(usage.ru_maxrss / 1024, 1),
+        "outputBytes": out.stat().st_size,
+    }
+
+
+def run_shape(
+    name: str, outputs: list[str], explain_all: bool, profile: str = ""
+) -> dict[str, Any]:
+    shape = SHAPES[name]
+    command = [str(Path(sys.executable).with_name("ksched"))]
+    if profile:  # cProfile in the child; its times are inflated, compare shares only
+        command = [sys.executable, "-m", "cProfile", "-o", profile, "-m", "ksched.cli._main"]
+    result: dict[str, Any] = {**shape, "runs": {}}
+    with tempfile.TemporaryDirectory(prefix="sim-scale-") as tmp:
+        directory = Path(tmp)
+        files = generate(directory, **shape)
+        base = [*command, "simulate", *(a for f in files for a in ("-f", str(f)))]
+        forms = [(o, ["--output", o]) for o in outputs]
+        if explain_all:
+            forms.append(("jsonl --explain all", ["--output", "jsonl", "--explain", "all"]))
+            forms.append(("json --explain all", ["--output", "json", "--explain", "all"]))
+        for label, extra in forms:
+            print(f"{name}: {label} ...", file=sys.stderr, flush=True)
+            run = measure([*base, *extra], directory / "out")
+            result["runs"][label] = run
+            print(f"{name}: {label}: {run}", file=sys.stderr, flush=True)
+    runs = result["runs"]
+    if "table" in runs and "json" in runs:
+        result["jsonOverTable"] = round(
+            runs["json"]["wallSeconds"] / runs["table"]["wallSeconds"], 2
+        )
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--shape", choices=[*SHAPES, "all"], default="all")
+    parser.add_argument("--outputs", default="table,json", help="comma-separated output forms")
+    parser.add_argument(
+        "--explain-all", action="store_true", help="also run --explain all --output jsonl"
+    )
+    parser.add_argument("--out", default=str(RESULTS), help="result file ('' for none)")
+    parser.add_argument(
+        "--profile", default="", metavar="FILE.prof", help="run the child under cProfile"
+    )
+    args = parser.parse_args()
+    shapes = ["small", "large"] if args.shape == "all" else [args.shape]
+    outputs = [o for o in args.outputs.split(",") if o]
+    result: dict[str, Any] = {
+        "python": sys.version.split()[0],
+        "machine": platform.machine(),
+        "cpus": os.cpu_count(),
+    }
+    if args.out and Path(args.out).exists():
+        previous = json.loads(Path(args.out).read_text())
+        result["shapes"] = previous.get("shapes", {})
+    result.setdefault("shapes", {})
+    for name in shapes:
+        result["shapes"][name] = run_shape(name, outputs, args.explain_all, args.profile)
+    text = json.dumps(result, indent=2)
+    if args.out:
+        Path(args.out).write_text(text + "\n")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
