@@ -12,6 +12,12 @@ from typing import Any
 import attrs
 import yaml
 
+from ._connection_config import (
+    ClientConnection,
+    LeaderElection,
+    parse_client_connection,
+    parse_leader_election,
+)
 from ._errors import ConfigError
 
 __all__ = [
@@ -101,6 +107,8 @@ class SchedulerConfig:
     parallelism: int = 16
     pod_initial_backoff_seconds: float = 1.0
     pod_max_backoff_seconds: float = 10.0
+    client_connection: ClientConnection = attrs.field(factory=ClientConnection)
+    leader_election: LeaderElection = attrs.field(factory=LeaderElection)
 
     def profile(self, scheduler_name: str) -> Profile | None:
         return next((p for p in self.profiles if p.scheduler_name == scheduler_name), None)
@@ -247,6 +255,8 @@ def parse_config(data: Mapping[str, Any] | None) -> SchedulerConfig:
         parallelism=_int(parallelism, "parallelism", lo=1),
         pod_initial_backoff_seconds=float(_int(initial, "podInitialBackoffSeconds", lo=1)),
         pod_max_backoff_seconds=float(_int(maximum, "podMaxBackoffSeconds", lo=1)),
+        client_connection=parse_client_connection(data.get("clientConnection")),
+        leader_election=parse_leader_election(data.get("leaderElection")),
     )
     if config.pod_max_backoff_seconds < config.pod_initial_backoff_seconds:
         raise _fail(

@@ -127,6 +127,8 @@ class _Handle:
 
     def record_event(self, pod: Pod, reason: str, message: str) -> None:
         self._scheduler._emit(reason, pod, message=message)
+        if reason == "Preempted" and self._scheduler._record_event is not None:
+            self._scheduler._record_event(pod, None, "Normal", reason, "Preempting", message)
 
     def bind(self, framework: Framework | None) -> _Handle:
         """Attach the profile's framework once it is built (plugins get the handle first)."""
@@ -225,6 +227,8 @@ class Scheduler:
         self._registrations_by_profile = {
             name: fw.event_registrations() for name, fw in self.frameworks.items()
         }
+        self._record_event = getattr(self.cluster, "record_event", None)
+        """The cluster's Event recorder (kube: events.k8s.io/v1), if it has one."""
         self.cluster.subscribe(self._on_change)
         for node in self.cluster.nodes():
             self._on_change("Node", None, node)
@@ -737,6 +741,10 @@ class Scheduler:
             self.queue.delete_nominated_pod_if_exists(pod)
         reason = "Unschedulable" if status.is_rejected else "SchedulerError"
         self._emit(reason, pod, message=status.message, attempts=qpi.attempts)
+        if self._record_event is not None:
+            self._record_event(
+                pod, None, "Warning", "FailedScheduling", "Scheduling", status.message
+            )
         if current is not None and not current.spec.node_name:
             await self.cluster.update_pod_status(
                 current,
@@ -799,6 +807,9 @@ class Scheduler:
                 return
             self.queue.done(assumed.uid)
             self._emit("Bound", assumed, node=node_name)
+            if self._record_event is not None:
+                note = f"Successfully assigned {assumed.namespace}/{assumed.name} to {node_name}"
+                self._record_event(assumed, None, "Normal", "Scheduled", "Binding", note)
             await fw.run_post_bind(state, assumed, node_name)
             if self.timings:
                 self._spent("PostBind", t)
