@@ -111,7 +111,10 @@ class ChaosProxy:
             scope.cancel()
         self.dropped += len(self._scopes)
 
-    async def _pump(self, src: anyio.abc.ByteStream, dst: anyio.abc.ByteStream) -> None:
+    async def _pump(
+        self, src: anyio.abc.ByteStream, dst: anyio.abc.ByteStream, scope: anyio.CancelScope
+    ) -> None:
+        """Copy one direction; the end of either direction ends the connection."""
         try:
             async for chunk in src:
                 if self.delay:
@@ -122,6 +125,7 @@ class ChaosProxy:
                 await dst.send(chunk)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream):
             pass
+        scope.cancel()
 
     async def _handle(self, client: anyio.abc.SocketStream) -> None:
         async with client:
@@ -137,8 +141,7 @@ class ChaosProxy:
                     self._scopes.add(scope)
                     try:
                         async with anyio.create_task_group() as tg:
-                            tg.start_soon(self._pump, client, upstream)
-                            await self._pump(upstream, client)
-                            tg.cancel_scope.cancel()
+                            tg.start_soon(self._pump, client, upstream, scope)
+                            await self._pump(upstream, client, scope)
                     finally:
                         self._scopes.discard(scope)
