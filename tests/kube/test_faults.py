@@ -60,7 +60,9 @@ async def test_apiserver_restart_mid_run(private_plane: ControlPlane, anyio_back
             await api.create_pod(f"a{i}", scheduler=name)
         async with (
             http_client(private_plane.url, transport=recorder) as http,
-            KubeCluster.open(KubeClient(http, TokenBucket(0, 0)), scheduler_names=(name,)) as cluster,
+            KubeCluster.open(
+                KubeClient(http, TokenBucket(0, 0)), scheduler_names=(name,)
+            ) as cluster,
         ):
             for reflector in cluster.reflectors.values():
                 reflector.initial_backoff = 0.2
@@ -101,18 +103,23 @@ async def test_watch_expiry_through_compaction_relists(
             assert pods.lists == 1
             seen: list[tuple[str, str]] = []
             cluster.subscribe(
-                lambda kind, old, new: seen.append(
-                    ("add" if old is None else "delete" if new is None else "update",
-                     (new or old).name)
+                lambda kind, old, new: (
+                    seen.append(
+                        (
+                            "add" if old is None else "delete" if new is None else "update",
+                            (new or old).name,
+                        )
+                    )
+                    if kind == "Pod" and (new or old).namespace == ns
+                    else None
                 )
-                if kind == "Pod" and (new or old).namespace == ns
-                else None
             )
             # Partition the watch, change things, compact: the old resourceVersion is gone.
             proxy.paused = True
             proxy.drop_all()
-            await api.client.request("DELETE", f"/api/v1/namespaces/{ns}/pods/old0",
-                                     body={"gracePeriodSeconds": 0})
+            await api.client.request(
+                "DELETE", f"/api/v1/namespaces/{ns}/pods/old0", body={"gracePeriodSeconds": 0}
+            )
             await api.create_pod("new0", scheduler="elsewhere")
             for i in range(5):  # churn so the compacted revision is past the watch's
                 await api.create_pod(f"churn{i}", scheduler="elsewhere")
@@ -134,9 +141,7 @@ async def test_flaky_network_drops_and_delays(
     ns = f"flaky-{anyio_backend}"
     name = f"ksched-{ns}"
     http_admin, api = await _admin(private_plane, ns)
-    recorder = RecordingTransport(
-        httpx.AsyncHTTPTransport(verify=False)
-    )
+    recorder = RecordingTransport(httpx.AsyncHTTPTransport(verify=False))
     async with http_admin, anyio.create_task_group() as tg:
         await api.create_namespace(ns)
         for i in range(3):
@@ -146,7 +151,9 @@ async def test_flaky_network_drops_and_delays(
         port = await tg.start(proxy.serve)
         async with (
             http_client(f"https://127.0.0.1:{port}", transport=recorder) as http,
-            KubeCluster.open(KubeClient(http, TokenBucket(0, 0)), scheduler_names=(name,)) as cluster,
+            KubeCluster.open(
+                KubeClient(http, TokenBucket(0, 0)), scheduler_names=(name,)
+            ) as cluster,
         ):
             for reflector in cluster.reflectors.values():
                 reflector.initial_backoff = 0.1
