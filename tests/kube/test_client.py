@@ -81,7 +81,7 @@ async def test_client_errors_are_not_retried() -> None:
     def handler(request: httpx.Request) -> httpx.Response:
         nonlocal calls
         calls += 1
-        return httpx.Response(404, json={"reason": "NotFound", "message": "pods \"p\" not found"})
+        return httpx.Response(404, json={"reason": "NotFound", "message": 'pods "p" not found'})
 
     with pytest.raises(LookupError):
         await _client(handler).request("GET", "/x")

@@ -37,7 +37,7 @@ class LeaseServer:
     def handle(self, request: httpx.Request) -> httpx.Response:
         if self.failing:
             return httpx.Response(503)
-        body = json.loads(request.content) if request.content else None
+        body: dict[str, Any] = json.loads(request.content) if request.content else {}
         if request.method == "GET":
             return httpx.Response(200, json=self.lease) if self.lease else httpx.Response(404)
         if request.method == "POST" and self.lease is not None:
@@ -55,8 +55,10 @@ class LeaseServer:
     def hold(self, holder: str) -> None:
         self.version += 1
         spec = {"holderIdentity": holder, "leaseDurationSeconds": 15, "leaseTransitions": 3}
-        self.lease = {"metadata": {"name": "ks", "namespace": "ns",
-                                   "resourceVersion": str(self.version)}, "spec": spec}
+        self.lease = {
+            "metadata": {"name": "ks", "namespace": "ns", "resourceVersion": str(self.version)},
+            "spec": spec,
+        }
 
     def elector(self, identity: str = "me") -> LeaderElector:
         http = httpx.AsyncClient(base_url="http://k", transport=httpx.MockTransport(self.handle))

@@ -104,7 +104,8 @@ async def test_preemption_end_to_end(plane: ControlPlane, api: Api) -> None:
             await api.create_pod("high", scheduler=name, cpu="500m", priority_class="ksched-high")
 
             async def nominated() -> bool:
-                return (await api.pod("high"))["status"].get("nominatedNodeName") == node
+                status = (await api.pod("high"))["status"]
+                return bool(status.get("nominatedNodeName") == node)
 
             await wait_until(nominated, 15)
             pods = {p["metadata"]["name"]: p for p in await api.pods()}

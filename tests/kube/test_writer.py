@@ -62,8 +62,15 @@ async def test_a_storm_of_failures_is_one_event_and_a_series() -> None:
     async with anyio.create_task_group() as tg:
         await tg.start(writer.serve)
         for i in range(50):
-            writer.record_event(pod, None, "Warning", "FailedScheduling", "Scheduling",
-                                f"0/3 nodes are available (attempt {i})", controller="ksched")
+            writer.record_event(
+                pod,
+                None,
+                "Warning",
+                "FailedScheduling",
+                "Scheduling",
+                f"0/3 nodes are available (attempt {i})",
+                controller="ksched",
+            )
             await anyio.sleep(1)
         posts = [r for r in server.requests if r[0] == "POST"]
         patches = [r for r in server.requests if r[0] == "PATCH"]
@@ -87,8 +94,9 @@ async def test_events_queue_is_bounded_and_drops_when_full() -> None:
     server = Server()
     writer = server.writer(max_queued_events=3)
     for i in range(5):  # the writer is not running: nothing drains the queue
-        writer.record_event(_pod(f"p{i}"), None, "Normal", "Scheduled", "Binding", "n",
-                            controller="ksched")
+        writer.record_event(
+            _pod(f"p{i}"), None, "Normal", "Scheduled", "Binding", "n", controller="ksched"
+        )
     assert writer.dropped_events == 2
     await writer.flush_once()
     assert len(server.requests) == 3
@@ -96,8 +104,9 @@ async def test_events_queue_is_bounded_and_drops_when_full() -> None:
 
 async def test_note_is_cut_to_1kb() -> None:
     writer = Server().writer()
-    writer.record_event(_pod(), None, "Warning", "FailedScheduling", "Scheduling", "x" * 3000,
-                        controller="ksched")
+    writer.record_event(
+        _pod(), None, "Warning", "FailedScheduling", "Scheduling", "x" * 3000, controller="ksched"
+    )
     series = next(iter(writer._series.values()))
     assert len(series.event["note"]) == 1024
     assert series.event["note"].endswith("x ...")
@@ -120,7 +129,9 @@ async def test_status_writes_coalesce_per_pod_and_skip_what_is_already_there() -
     assert body["status"]["conditions"][0]["message"] == "b"
     # The watch now shows what was written: the same write again is skipped.
     server.conditions[pod.key] = latest
-    server.pods[pod.key] = attrs.evolve(pod, status=attrs.evolve(pod.status, nominated_node_name="n1"))
+    server.pods[pod.key] = attrs.evolve(
+        pod, status=attrs.evolve(pod.status, nominated_node_name="n1")
+    )
     writer.update_pod_status(pod, "n1", latest)
     await writer.flush_once()
     assert len(server.requests) == 1

@@ -7,6 +7,9 @@
 # does not succeed within renewDeadline loses the lease), release on cancel
 # (holderIdentity "", leaseDurationSeconds 1). Identity: cmd/kube-scheduler
 # "<hostname>_<uuid>".
+# ksched adds a write gate: a leader whose last successful renewal is renewDeadline old
+# stops at once (never later than upstream's renew window would), before leaseDuration
+# lets anyone else take over.
 """
 
 from __future__ import annotations
