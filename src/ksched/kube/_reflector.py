@@ -162,13 +162,16 @@ class Reflector:
         if kind == "BOOKMARK":
             self.resource_version = rv or self.resource_version
             return
-        obj = self._convert(raw)
-        if obj is not None:
-            key = object_key(obj)
-            if kind == "DELETED":
-                if self.versions.pop(key, None) is not None:
-                    self.remove(self.resource.kind, key)
-            elif kind in ("ADDED", "MODIFIED"):
+        if kind == "DELETED":
+            meta = raw.get("metadata") or {}
+            ns, name = meta.get("namespace"), str(meta.get("name", ""))
+            key = f"{ns}/{name}" if ns else name
+            if self.versions.pop(key, None) is not None:
+                self.remove(self.resource.kind, key)
+        elif kind in ("ADDED", "MODIFIED"):
+            obj = self._convert(raw)
+            if obj is not None:
+                key = object_key(obj)
                 self.versions[key] = rv
                 self.apply(self.resource.kind, obj, raw)
         if rv:
