@@ -87,7 +87,7 @@ class KubeConfig:
     def http_client(self, **options: Any) -> httpx.AsyncClient:
         """An httpx client for this server (``options`` go to httpx, e.g. ``transport``)."""
         options.setdefault("timeout", httpx.Timeout(30.0, connect=5.0))
-        options.setdefault("limits", httpx.Limits(max_connections=100))
+        options.setdefault("limits", httpx.Limits(max_connections=32, max_keepalive_connections=16))
         return httpx.AsyncClient(
             base_url=self.server, headers=self.headers(), verify=self.ssl_context(), **options
         )
@@ -249,6 +249,16 @@ class KubeClient:
     max_retries: int = 5
     backoff: float = 0.2
     max_backoff: float = 5.0
+    max_in_flight: int = 12
+    """Requests (not watches) sent at once; the rest wait their turn here, in order.
+    httpcore's pool rescans every waiting request per connection event, so thousands of
+    binding cycles queued in the pool itself would cost quadratic time."""
+    watch_http: httpx.AsyncClient | None = None
+    """Where watches go (default: ``http``); their own pool keeps the requests' pool small."""
+    _in_flight: anyio.Semaphore = attrs.field(init=False)
+
+    def __attrs_post_init__(self) -> None:
+        self._in_flight = anyio.Semaphore(self.max_in_flight)
 
     async def request(
         self,
@@ -268,9 +278,10 @@ class KubeClient:
             await self.limiter.acquire()
             last = attempt == self.max_retries or not retry
             try:
-                response = await self.http.request(
-                    method, path, content=content, params=params, headers=headers
-                )
+                async with self._in_flight:
+                    response = await self.http.request(
+                        method, path, content=content, params=params, headers=headers
+                    )
             except httpx.TransportError:
                 if last:
                     raise
@@ -294,7 +305,8 @@ class KubeClient:
         """Watch events (decoded JSON lines) of one watch request."""
         await self.limiter.acquire()
         request_timeout = httpx.Timeout(timeout, connect=5.0)
-        async with self.http.stream("GET", path, params=params, timeout=request_timeout) as resp:
+        http = self.watch_http or self.http
+        async with http.stream("GET", path, params=params, timeout=request_timeout) as resp:
             if resp.status_code >= 300:
                 await resp.aread()
                 raise _error(resp)

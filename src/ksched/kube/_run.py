@@ -114,8 +114,12 @@ async def run(config: SchedulerConfig, kube: KubeConfig, options: RunOptions) ->
     conn, election = config.client_connection, config.leader_election
     make_http = options.http or (lambda k: k.http_client())
     names = tuple(p.scheduler_name for p in config.profiles)
-    async with make_http(kube) as http, make_http(kube) as event_http:
-        client = KubeClient(http, TokenBucket(conn.qps, conn.burst))
+    async with (
+        make_http(kube) as http,
+        make_http(kube) as watch_http,
+        make_http(kube) as event_http,
+    ):
+        client = KubeClient(http, TokenBucket(conn.qps, conn.burst), watch_http=watch_http)
         event_client = KubeClient(event_http, TokenBucket(conn.qps, conn.burst))
         elector = LeaderElector(client, election) if election.leader_elect else None
         may_write = elector.is_leader if elector is not None else (lambda: True)
