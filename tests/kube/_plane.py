@@ -282,6 +282,7 @@ def pod_manifest(
     priority_class: str | None = None,
     node_name: str | None = None,
     node_selector: dict[str, str] | None = None,
+    labels: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     spec: dict[str, Any] = {
         "schedulerName": scheduler,
@@ -302,6 +303,6 @@ def pod_manifest(
     return {
         "apiVersion": "v1",
         "kind": "Pod",
-        "metadata": {"name": name, "namespace": namespace},
+        "metadata": {"name": name, "namespace": namespace, "labels": labels or {}},
         "spec": spec,
     }

@@ -11,8 +11,8 @@ import anyio
 import httpx
 import pytest
 
-from ksched import Scheduler
-from ksched.kube import KubeClient, KubeCluster, TokenBucket
+from ksched import Scheduler, load_config
+from ksched.kube import ApiError, KubeClient, KubeCluster, TokenBucket
 
 from ._plane import ControlPlane, missing
 from ._support import (
@@ -174,3 +174,108 @@ async def test_flaky_network_drops_and_delays(
     assert len(bound) == 30
     assert max(requested_milli_cpu(pods).values()) <= 1000
     assert all(recorder.bindings[p["metadata"]["name"]] <= 1 for p in pods)
+
+
+_CRD = {
+    "apiVersion": "apiextensions.k8s.io/v1",
+    "kind": "CustomResourceDefinition",
+    "metadata": {"name": "podgroups.scheduling.x-k8s.io"},
+    "spec": {
+        "group": "scheduling.x-k8s.io",
+        "names": {"kind": "PodGroup", "plural": "podgroups", "singular": "podgroup"},
+        "scope": "Namespaced",
+        "versions": [
+            {
+                "name": "v1alpha1",
+                "served": True,
+                "storage": True,
+                "schema": {
+                    "openAPIV3Schema": {
+                        "type": "object",
+                        "x-kubernetes-preserve-unknown-fields": True,
+                    }
+                },
+            }
+        ],
+    },
+}
+
+_GANG = """
+profiles:
+- schedulerName: {name}
+  plugins:
+    multiPoint:
+      enabled: [{{name: Coscheduling}}]
+      disabled: [{{name: PrioritySort}}, {{name: DefaultPreemption}}]
+"""
+
+
+async def test_gang_through_the_pod_group_crd(
+    private_plane: ControlPlane, anyio_backend: str
+) -> None:
+    """scheduler-plugins' PodGroup CRD, served: a gang binds all together or not at all."""
+    ns = f"gang-{anyio_backend}"
+    name = f"ksched-{ns}"
+    http_admin, api = await _admin(private_plane, ns)
+    async with http_admin:
+        try:
+            await api.client.request(
+                "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", body=_CRD
+            )
+        except ApiError as exc:
+            if exc.status != 409:
+                raise
+
+        async def served() -> bool:
+            body = await api.client.request("GET", "/apis")
+            return any(g["name"] == "scheduling.x-k8s.io" for g in body["groups"])
+
+        await wait_until(served, 20)
+        await api.create_namespace(ns)
+        await api.create_node(f"{ns}-n0", cpu="1")
+        groups = f"/apis/scheduling.x-k8s.io/v1alpha1/namespaces/{ns}/podgroups"
+        for group, members in (("fits", 3), ("short", 3)):
+            body = {
+                "apiVersion": "scheduling.x-k8s.io/v1alpha1",
+                "kind": "PodGroup",
+                "metadata": {"name": group, "namespace": ns},
+                "spec": {"minMember": members},
+            }
+            await wait_until(lambda body=body: _posted(api, groups, body), 10)
+        for i in range(3):
+            await api.create_pod(
+                f"fits-{i}",
+                scheduler=name,
+                cpu="200m",
+                labels={"scheduling.x-k8s.io/pod-group": "fits"},
+            )
+        for i in range(2):  # one member short of minMember: none may bind
+            await api.create_pod(
+                f"short-{i}",
+                scheduler=name,
+                cpu="200m",
+                labels={"scheduling.x-k8s.io/pod-group": "short"},
+            )
+        async with (
+            http_client(private_plane.url) as http,
+            KubeCluster.open(
+                KubeClient(http, TokenBucket(0, 0)), scheduler_names=(name,)
+            ) as cluster,
+        ):
+            assert "scheduling.x-k8s.io/v1alpha1" not in cluster.missing_groups
+            await cluster.wait_synced()
+            assert {g.metadata.name for g in cluster.pod_groups(ns)} == {"fits", "short"}
+            async with Scheduler.open(load_config(_GANG.format(name=name)), cluster=cluster):
+                await wait_until(lambda: bound_count(cluster, ns) == 3, 20)
+                await anyio.sleep(1.0)
+            bound = {p.name for p in cluster.pods() if p.namespace == ns and p.spec.node_name}
+    assert bound == {"fits-0", "fits-1", "fits-2"}
+
+
+async def _posted(api: Api, path: str, body: dict[str, object]) -> bool:
+    """POST once the new CRD's endpoint answers (it takes a moment after Established)."""
+    try:
+        await api.client.request("POST", path, body=body)
+    except ApiError as exc:
+        return exc.status == 409
+    return True

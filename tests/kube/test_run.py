@@ -9,13 +9,15 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, cast
 
 import anyio
 import httpx
 import pytest
+import trio.testing
 
-from ksched import Scheduler
+from ksched import ConfigError, Scheduler
 from ksched._connection_config import LeaderElection
 from ksched.cli import main
 from ksched.kube import (
@@ -258,3 +260,49 @@ async def test_lost_lease_stops_binding_at_once(plane: ControlPlane, api: Api) -
             assert pod is not None
             with pytest.raises(NotLeaderError):
                 await cluster.bind(pod, f"{api.ns}-n0")
+
+
+def test_master_overrides_the_kubeconfig_server(tmp_path: Path) -> None:
+    from ksched import SchedulerConfig
+    from ksched.kube._run import resolve_kubeconfig
+
+    from ._plane import ControlPlane as _Plane
+
+    kubeconfig = _Plane.kubeconfig(cast(Any, None), tmp_path / "k", server="https://a:6443")
+    config = resolve_kubeconfig(str(kubeconfig), SchedulerConfig(), "https://b:443/")
+    assert config.server == "https://b:443"
+    assert config.token  # the rest still comes from the kubeconfig
+    with pytest.raises(ConfigError, match="--master: expected an http"):
+        resolve_kubeconfig(str(kubeconfig), SchedulerConfig(), "b:443")
+
+
+class _Queue:
+    scheduling_cycle = 0
+    idle = False
+
+    def is_idle(self) -> bool:
+        return self.idle
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    "anyio_backend", [("trio", {"clock": trio.testing.MockClock(autojump_threshold=0)})]
+)
+async def test_readyz_fails_when_the_loop_stalls_with_work_queued() -> None:
+    from ksched.kube._run import STALL_SECONDS, _LoopState
+
+    queue = _Queue()
+    state = _LoopState(scheduler=cast(Any, SimpleNamespace(queue=queue)))
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(state.watchdog)
+        await anyio.sleep(STALL_SECONDS - 2)
+        assert state.loop_check() is None
+        queue.scheduling_cycle += 1  # progress resets the clock
+        await anyio.sleep(STALL_SECONDS - 2)
+        assert state.loop_check() is None
+        await anyio.sleep(4)
+        assert state.loop_check() == f"no pod scheduled for {STALL_SECONDS:.0f}s"
+        queue.idle = True  # nothing to do is not a stall
+        await anyio.sleep(2)
+        assert state.loop_check() is None
+        tg.cancel_scope.cancel()
