@@ -199,27 +199,7 @@ class ControlPlane:
             return raw
 
     def kubeconfig(self, path: Path, server: str | None = None) -> Path:
-        path.write_text(
-            json.dumps(
-                {
-                    "apiVersion": "v1",
-                    "kind": "Config",
-                    "clusters": [
-                        {
-                            "name": "test",
-                            "cluster": {
-                                "server": server or self.url,
-                                "insecure-skip-tls-verify": True,
-                            },
-                        }
-                    ],
-                    "users": [{"name": "admin", "user": {"token": TOKEN}}],
-                    "contexts": [{"name": "test", "context": {"cluster": "test", "user": "admin"}}],
-                    "current-context": "test",
-                }
-            )
-        )
-        return path
+        return write_kubeconfig(path, server or self.url)
 
     def compact(self) -> int:
         """Compact etcd up to its current revision; returns that revision."""
@@ -239,6 +219,31 @@ class ControlPlane:
             capture_output=True,
         )
         return revision
+
+
+def write_kubeconfig(path: Path, server: str) -> Path:
+    """A kubeconfig for the admin token (TLS not verified: the test CA is throwaway)."""
+    path.write_text(
+        json.dumps(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "clusters": [
+                    {
+                        "name": "test",
+                        "cluster": {
+                            "server": server,
+                            "insecure-skip-tls-verify": True,
+                        },
+                    }
+                ],
+                "users": [{"name": "admin", "user": {"token": TOKEN}}],
+                "contexts": [{"name": "test", "context": {"cluster": "test", "user": "admin"}}],
+                "current-context": "test",
+            }
+        )
+    )
+    return path
 
 
 # ---- objects --------------------------------------------------------------------------

@@ -266,9 +266,9 @@ def test_master_overrides_the_kubeconfig_server(tmp_path: Path) -> None:
     from ksched import SchedulerConfig
     from ksched.kube._run import resolve_kubeconfig
 
-    from ._plane import ControlPlane as _Plane
+    from ._plane import write_kubeconfig
 
-    kubeconfig = _Plane.kubeconfig(cast(Any, None), tmp_path / "k", server="https://a:6443")
+    kubeconfig = write_kubeconfig(tmp_path / "k", "https://a:6443")
     config = resolve_kubeconfig(str(kubeconfig), SchedulerConfig(), "https://b:443/")
     assert config.server == "https://b:443"
     assert config.token  # the rest still comes from the kubeconfig
@@ -306,3 +306,18 @@ async def test_readyz_fails_when_the_loop_stalls_with_work_queued() -> None:
         await anyio.sleep(2)
         assert state.loop_check() is None
         tg.cancel_scope.cancel()
+
+
+def test_sigterm_before_the_server_answers_exits_at_once(tmp_path: Path, procs: list[Proc]) -> None:
+    from ._plane import free_port, write_kubeconfig
+
+    kubeconfig = tmp_path / "kubeconfig"
+    write_kubeconfig(kubeconfig, f"https://127.0.0.1:{free_port()}")
+    proc = Proc(_write_config(tmp_path, "nowhere", kubeconfig), tmp_path, "c")
+    procs.append(proc)
+    _wait(proc.ready.exists, 20, "health endpoints up")
+    status, body = proc.health("/readyz")
+    assert status == 500 and "sched-handler-sync failed: caches not synced" in body
+    assert proc.health("/livez") == (200, "ok")
+    proc.p.send_signal(signal.SIGTERM)
+    assert proc.p.wait(5) == 0

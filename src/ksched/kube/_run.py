@@ -110,74 +110,70 @@ def _command(args: argparse.Namespace) -> int:
 
 
 async def run(config: SchedulerConfig, kube: KubeConfig, options: RunOptions) -> int:
-    """Run until SIGTERM/SIGINT (0) or until the lease is lost (1)."""
+    """Run until SIGTERM/SIGINT (0) or until the lease is lost (1).
+
+    Signals and health endpoints are served from the start; a stop before this scheduler
+    leads (still syncing, or standing by) just leaves.
+    """
     conn, election = config.client_connection, config.leader_election
     make_http = options.http or (lambda k: k.http_client())
     names = tuple(p.scheduler_name for p in config.profiles)
+    stop = anyio.Event()
+    state = _LoopState()
+    code = 0
     async with (
         make_http(kube) as http,
         make_http(kube) as watch_http,
         make_http(kube) as event_http,
+        anyio.create_task_group() as tg,
     ):
         client = KubeClient(http, TokenBucket(conn.qps, conn.burst), watch_http=watch_http)
         event_client = KubeClient(event_http, TokenBucket(conn.qps, conn.burst))
         elector = LeaderElector(client, election) if election.leader_elect else None
         may_write = elector.is_leader if elector is not None else (lambda: True)
-        async with (
-            KubeCluster.open(
+        health = HealthServer(
+            live={"ping": lambda: None, "leaderElection": state.lease_check(elector)},
+            ready={"sched-handler-sync": state.sync_check, "scheduling-loop": state.loop_check},
+        )
+        health_port = await tg.start(health.serve, options.health_host, options.health_port)
+        if options.ready_file:
+            Path(options.ready_file).write_text(str(health_port))
+        tg.start_soon(_watch_signals, stop)
+        with anyio.CancelScope() as body:
+
+            async def stopper() -> None:
+                await stop.wait()
+                if state.scheduler is None:  # syncing or standing by: nothing to finish
+                    body.cancel()
+
+            tg.start_soon(stopper)
+            async with KubeCluster.open(
                 client, event_client, scheduler_names=names, may_write=may_write
-            ) as cluster,
-            anyio.create_task_group() as tg,
-        ):
-            stop = anyio.Event()
-            state = _LoopState()
-            health = HealthServer(
-                live={"ping": lambda: None, "leaderElection": state.lease_check(elector)},
-                ready={
-                    "sched-handler-sync": lambda: None if cluster.synced else "caches not synced",
-                    "scheduling-loop": state.loop_check,
-                },
-            )
-            health_port = await tg.start(health.serve, options.health_host, options.health_port)
-            if options.ready_file:
-                Path(options.ready_file).write_text(str(health_port))
-            tg.start_soon(_watch_signals, stop)
-            await cluster.wait_synced()
-            log.info("caches synced; %s", "electing a leader" if elector else "scheduling")
+            ) as cluster:
+                state.cluster = cluster
+                await cluster.wait_synced()
+                log.info("caches synced; %s", "electing a leader" if elector else "scheduling")
 
-            async def lead() -> None:
-                async with Scheduler.open(config, cluster=cluster) as scheduler:
-                    state.scheduler = scheduler
-                    async with anyio.create_task_group() as inner:
-                        inner.start_soon(state.watchdog)
-                        await stop.wait()
-                        inner.cancel_scope.cancel()
-                    log.info("shutting down: finishing binding cycles (%.0fs grace)", options.grace)
-                    await scheduler.aclose(options.grace)
-                state.scheduler = None
-
-            code = 0
-            try:
-                if elector is None:
-                    await lead()
-                else:
-                    async with anyio.create_task_group() as leading:
-
-                        async def until_stopped() -> None:
+                async def lead() -> None:
+                    async with Scheduler.open(config, cluster=cluster) as scheduler:
+                        state.scheduler = scheduler
+                        async with anyio.create_task_group() as inner:
+                            inner.start_soon(state.watchdog)
                             await stop.wait()
-                            if not elector.is_leader():
-                                leading.cancel_scope.cancel()  # a standby just leaves
+                            inner.cancel_scope.cancel()
+                        log.info("shutting down: binding cycles get %.0fs", options.grace)
+                        await scheduler.aclose(options.grace)
+                    state.scheduler = None
 
-                        async def elect() -> None:
-                            await elector.run(lead)
-                            leading.cancel_scope.cancel()
-
-                        leading.start_soon(until_stopped)
-                        leading.start_soon(elect)
-            except* LeadershipLostError as group:
-                log.error("%s", group.exceptions[0])
-                code = 1
-            tg.cancel_scope.cancel()
+                try:
+                    if elector is None:
+                        await lead()
+                    else:
+                        await elector.run(lead)
+                except* LeadershipLostError as group:
+                    log.error("%s", group.exceptions[0])
+                    code = 1
+        tg.cancel_scope.cancel()
     return code
 
 
@@ -193,6 +189,7 @@ class _LoopState:
     """What readyz and healthz read: loop progress and the lease."""
 
     scheduler: Scheduler | None = None
+    cluster: KubeCluster | None = None
     _cycle: int = -1
     _since: float = 0.0
     stalled: bool = False
@@ -208,6 +205,9 @@ class _LoopState:
                     self._cycle, self._since = cycle, now
                 self.stalled = busy and now - self._since > STALL_SECONDS
             await anyio.sleep(1.0)
+
+    def sync_check(self) -> str | None:
+        return None if self.cluster is not None and self.cluster.synced else "caches not synced"
 
     def loop_check(self) -> str | None:
         return f"no pod scheduled for {STALL_SECONDS:.0f}s" if self.stalled else None

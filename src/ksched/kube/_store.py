@@ -13,6 +13,7 @@ bind in the binding task, status and Events through the writer task.
 from __future__ import annotations
 
 import logging
+import random
 import socket
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
@@ -20,6 +21,7 @@ from typing import Any
 
 import anyio
 import attrs
+import httpx
 
 from .._errors import KschedError
 from ..api import (
@@ -35,7 +37,7 @@ from ..api import (
     StatefulSet,
 )
 from ..cluster import ClusterListener, InMemoryCluster
-from ._client import ApiNotFoundError, ConflictError, KubeClient
+from ._client import ApiError, ApiNotFoundError, ConflictError, KubeClient
 from ._reflector import RESOURCES, Reflector, Resource
 from ._writer import Writer, micro_time
 
@@ -96,7 +98,7 @@ class KubeCluster:
 
     async def _discover(self) -> None:
         served = {"v1"}
-        body = await self.client.request("GET", "/apis")
+        body = await self._until_answered("/apis")
         for group in body.get("groups") or []:
             for version in group.get("versions") or []:
                 served.add(str(version.get("groupVersion")))
@@ -113,6 +115,22 @@ class KubeCluster:
             self.reflectors[resource.kind] = Reflector(
                 self.client, resource, self._apply, self._remove
             )
+
+    async def _until_answered(self, path: str) -> Any:
+        """GET ``path``, waiting out an unreachable or failing server (backoff to 30 s);
+        other errors (401, 403...) raise."""
+        delay = 0.8
+        while True:
+            try:
+                return await self.client.request("GET", path)
+            except ApiError as exc:
+                if exc.status < 500 and exc.status != 429:
+                    raise
+                log.warning("API server not ready (%s); retrying", exc)
+            except httpx.TransportError as exc:
+                log.warning("API server unreachable (%r); retrying", exc)
+            await anyio.sleep(delay * (1.0 + random.random()))
+            delay = min(delay * 2.0, 30.0)
 
     async def wait_synced(self) -> None:
         """Wait until every served kind has been listed once."""
