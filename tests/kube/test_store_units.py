@@ -11,6 +11,7 @@ from typing import Any
 import anyio
 import httpx
 import pytest
+import trio.testing
 
 from ksched.kube import (
     RESOURCES,
@@ -165,3 +166,26 @@ async def test_health_endpoints() -> None:
             assert (await http.get("/readyz")).status_code == 200
             assert (await http.get("/nope")).status_code == 404
         tg.cancel_scope.cancel()
+
+
+@pytest.mark.parametrize(
+    "anyio_backend", [("trio", {"clock": trio.testing.MockClock(autojump_threshold=0)})]
+)
+async def test_watches_closing_at_once_back_off_instead_of_spinning() -> None:
+    watches = 0
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        nonlocal watches
+        if request.url.params.get("watch"):
+            watches += 1
+            return httpx.Response(200, content=b"")
+        return httpx.Response(200, json={"items": [], "metadata": {"resourceVersion": "3"}})
+
+    http = httpx.AsyncClient(base_url="http://k", transport=httpx.MockTransport(handler))
+    rec = Recorder()
+    reflector = Reflector(KubeClient(http, TokenBucket(0, 0)), POD, rec.apply, rec.remove)
+    with anyio.move_on_after(60):
+        await reflector.run()
+    # 0.8 s doubling (jittered up to 2x) to 30 s: a handful of attempts in a minute.
+    assert 3 <= watches <= 7
+    assert reflector.lists == 1

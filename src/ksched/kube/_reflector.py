@@ -201,11 +201,15 @@ class Reflector:
                 if must_list:
                     await self.list()
                     must_list = False
-                started = anyio.current_time()
+                started, version = anyio.current_time(), self.resource_version
                 await self.watch()
-                if anyio.current_time() - started > 120.0:
+                lasted = anyio.current_time() - started
+                if lasted > 120.0:
                     backoff = self.initial_backoff
-                continue
+                if lasted >= 1.0 or self.resource_version != version:
+                    continue
+                # reflector.go: a very short watch that delivered nothing is an error.
+                log.warning("%s: very short watch (%.2fs)", self.resource.kind, lasted)
             except _Gone as exc:
                 log.info("%s: watch expired (%s); relisting", self.resource.kind, exc)
                 must_list = True
