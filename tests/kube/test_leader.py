@@ -14,8 +14,7 @@ import httpx
 import pytest
 import trio.testing
 
-from ksched._connection_config import LeaderElection
-from ksched.kube import KubeClient, LeaderElector, LeadershipLostError, TokenBucket
+from ksched.kube import KubeClient, LeaderElection, LeaderElector, LeadershipLostError, TokenBucket
 
 pytestmark = pytest.mark.anyio
 

@@ -10,8 +10,14 @@ import pytest
 import yaml
 
 from ksched import Scheduler
-from ksched._connection_config import LeaderElection
-from ksched.kube import KubeClient, KubeCluster, KubeConfig, LeaderElector, TokenBucket
+from ksched.kube import (
+    KubeClient,
+    KubeCluster,
+    KubeConfig,
+    LeaderElection,
+    LeaderElector,
+    TokenBucket,
+)
 
 from ._plane import REPO, ControlPlane
 from ._support import profile_config, wait_until

@@ -18,11 +18,11 @@ import pytest
 import trio.testing
 
 from ksched import ConfigError, Scheduler
-from ksched._connection_config import LeaderElection
 from ksched.cli import main
 from ksched.kube import (
     KubeClient,
     KubeCluster,
+    LeaderElection,
     LeaderElector,
     LeadershipLostError,
     NotLeaderError,

@@ -1,6 +1,8 @@
 """The scheduler against a real cluster: kube-apiserver watch caches, binding, status,
 Events, leader election, and the ``ksched run`` command."""
 
+from .._connection_config import ClientConnection as ClientConnection
+from .._connection_config import LeaderElection as LeaderElection
 from ._client import ApiError as ApiError
 from ._client import ConflictError as ConflictError
 from ._client import KubeClient as KubeClient
@@ -23,11 +25,13 @@ from ._writer import Writer as Writer
 __all__ = [
     "RESOURCES",
     "ApiError",
+    "ClientConnection",
     "ConflictError",
     "HealthServer",
     "KubeClient",
     "KubeCluster",
     "KubeConfig",
+    "LeaderElection",
     "LeaderElector",
     "LeadershipLostError",
     "NotLeaderError",
