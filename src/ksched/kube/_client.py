@@ -249,7 +249,7 @@ class KubeClient:
     max_retries: int = 5
     backoff: float = 0.2
     max_backoff: float = 5.0
-    max_in_flight: int = 12
+    max_in_flight: int = 8
     """Requests (not watches) sent at once; the rest wait their turn here, in order.
     httpcore's pool rescans every waiting request per connection event, so thousands of
     binding cycles queued in the pool itself would cost quadratic time."""
