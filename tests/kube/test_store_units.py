@@ -19,6 +19,7 @@ from ksched.kube import (
     HealthServer,
     KubeClient,
     KubeCluster,
+    NotLeaderError,
     Reflector,
     TokenBucket,
 )
@@ -189,3 +190,32 @@ async def test_watches_closing_at_once_back_off_instead_of_spinning() -> None:
     # 0.8 s doubling (jittered up to 2x) to 30 s: a handful of attempts in a minute.
     assert 3 <= watches <= 7
     assert reflector.lists == 1
+
+
+@pytest.mark.parametrize(
+    "anyio_backend", [("trio", {"clock": trio.testing.MockClock(autojump_threshold=0)})]
+)
+async def test_leadership_is_checked_after_the_rate_limit_wait_right_before_the_post() -> None:
+    posts: list[str] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        posts.append(request.url.path)
+        return httpx.Response(201, json={})
+
+    http = httpx.AsyncClient(base_url="http://k", transport=httpx.MockTransport(handler))
+    leading = True
+    client = KubeClient(http, TokenBucket(qps=1.0, burst=1))
+    store = KubeCluster(client, client, may_write=lambda: leading)
+    await store.bind(make_pod("a").obj(), "n1")  # spends the only token
+    async with anyio.create_task_group() as tg:
+
+        async def lose_lease() -> None:
+            nonlocal leading
+            await anyio.sleep(0.5)  # while the next bind waits for its token
+            leading = False
+
+        tg.start_soon(lose_lease)
+        with pytest.raises(NotLeaderError):
+            await store.bind(make_pod("b").obj(), "n1")
+    assert posts == ["/api/v1/namespaces/default/pods/a/binding"]
+    assert anyio.current_time() == 1.0

@@ -13,7 +13,7 @@ import os
 import random
 import ssl
 import tempfile
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -269,8 +269,13 @@ class KubeClient:
         params: Mapping[str, str] | None = None,
         content_type: str = "application/json",
         retry: bool = True,
+        guard: Callable[[], None] | None = None,
     ) -> Any:
-        """Send one request; returns the decoded JSON body (None if empty)."""
+        """Send one request; returns the decoded JSON body (None if empty).
+
+        ``guard`` runs right before each attempt goes on the wire (after the waits for
+        the rate limiter and a free slot) and may raise to stop it.
+        """
         content = json.dumps(body).encode() if body is not None else None
         headers = {"Content-Type": content_type} if content is not None else None
         delay = self.backoff
@@ -279,6 +284,8 @@ class KubeClient:
             last = attempt == self.max_retries or not retry
             try:
                 async with self._in_flight:
+                    if guard is not None:
+                        guard()
                     response = await self.http.request(
                         method, path, content=content, params=params, headers=headers
                     )

@@ -72,7 +72,11 @@ class KubeCluster:
 
     def __attrs_post_init__(self) -> None:
         self.writer = Writer(
-            self.client, self.event_client, socket.gethostname(), self._current_pod
+            self.client,
+            self.event_client,
+            socket.gethostname(),
+            self._current_pod,
+            may_write=lambda: self.may_write(),
         )
 
     # ---- lifecycle ----------------------------------------------------------------
@@ -224,9 +228,14 @@ class KubeCluster:
 
     # ---- the scheduler's writes -------------------------------------------------------
 
-    def _check_leader(self, what: str) -> None:
-        if not self.may_write():
-            raise NotLeaderError(f"{what}: refused, this scheduler is not the leader")
+    def _guard(self, what: str) -> Callable[[], None]:
+        """Raises NotLeaderError unless the lease is held: checked right before the wire."""
+
+        def check() -> None:
+            if not self.may_write():
+                raise NotLeaderError(f"{what}: refused, this scheduler is not the leader")
+
+        return check
 
     async def bind(self, pod: Pod, node_name: str) -> None:
         """POST pods/{name}/binding.
@@ -236,7 +245,7 @@ class KubeCluster:
             ConflictError: the pod changed or is bound elsewhere (409).
             NotLeaderError: the lease is not held.
         """
-        self._check_leader(f"binding pod {pod.key}")
+        guard = self._guard(f"binding pod {pod.key}")
         body = {
             "apiVersion": "v1",
             "kind": "Binding",
@@ -245,7 +254,7 @@ class KubeCluster:
         }
         path = f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/binding"
         try:
-            await self.client.request("POST", path, body=body)
+            await self.client.request("POST", path, body=body, guard=guard)
         except ConflictError:
             # A retried POST whose first attempt went through answers 409: look.
             current = await self.client.request(
@@ -262,7 +271,7 @@ class KubeCluster:
         Raises:
             NotFoundError: the victim is already gone.
         """
-        self._check_leader(f"evicting pod {pod.key}")
+        guard = self._guard(f"evicting pod {pod.key}")
         name = pod.spec.scheduler_name
         scheduler = name if name in self.scheduler_names else self.scheduler_names[0]
         path = f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}"
@@ -279,13 +288,14 @@ class KubeCluster:
                 f"{path}/status",
                 body={"metadata": {"uid": pod.metadata.uid}, "status": {"conditions": [condition]}},
                 content_type="application/strategic-merge-patch+json",
+                guard=guard,
             )
             options = {
                 "apiVersion": "v1",
                 "kind": "DeleteOptions",
                 "preconditions": {"uid": pod.metadata.uid},
             }
-            await self.client.request("DELETE", path, body=options)
+            await self.client.request("DELETE", path, body=options, guard=guard)
         except ConflictError as exc:
             raise ApiNotFoundError(404, "NotFound", f"pod {pod.key} was replaced") from exc
 

@@ -89,6 +89,8 @@ class Writer:
     current: Callable[[str], tuple[Pod | None, Mapping[str, Any] | None]]
     """Pod key -> the pod as watched and its PodScheduled condition (raw), or None."""
     max_queued_events: int = MAX_QUEUED_EVENTS
+    may_write: Callable[[], bool] = lambda: True
+    """Leadership: what is queued while not leading is dropped when its turn comes."""
     _statuses: dict[str, _Status] = attrs.field(factory=dict)
     _events: deque[tuple[str, dict[str, Any]]] = attrs.field(factory=deque)
     _series: dict[tuple[Any, ...], _Series] = attrs.field(factory=dict)
@@ -194,6 +196,8 @@ class Writer:
         while self._statuses:
             key = next(iter(self._statuses))
             item = self._statuses.pop(key)
+            if not self.may_write():
+                continue
             try:
                 await self._write_status(item)
             except Exception as exc:
@@ -201,7 +205,7 @@ class Writer:
         while self._events:
             op, data = self._events.popleft()
             series = self._series.get(data["key"])
-            if series is None:
+            if series is None or not self.may_write():
                 continue
             try:
                 await self._write_event(series, first=op == "create")
