@@ -295,12 +295,13 @@ async def test_readyz_fails_when_the_loop_stalls_with_work_queued() -> None:
     state = _LoopState(scheduler=cast(Any, SimpleNamespace(queue=queue)))
     async with anyio.create_task_group() as tg:
         tg.start_soon(state.watchdog)
-        await anyio.sleep(STALL_SECONDS - 2)
+        # The watchdog looks every second (0, 1, 2...); the test acts between its looks.
+        await anyio.sleep(STALL_SECONDS - 2.5)
         assert state.loop_check() is None
-        queue.scheduling_cycle += 1  # progress resets the clock
-        await anyio.sleep(STALL_SECONDS - 2)
+        queue.scheduling_cycle += 1  # progress (seen at 58 s) resets the clock
+        await anyio.sleep(STALL_SECONDS - 2.5)
         assert state.loop_check() is None
-        await anyio.sleep(4)
+        await anyio.sleep(4.5)  # t=119.5: the look at 119 s found 61 s without progress
         assert state.loop_check() == f"no pod scheduled for {STALL_SECONDS:.0f}s"
         queue.idle = True  # nothing to do is not a stall
         await anyio.sleep(2)
