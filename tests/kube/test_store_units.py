@@ -13,6 +13,7 @@ import httpx
 import pytest
 import trio.testing
 
+from ksched import ClusterStore
 from ksched.kube import (
     RESOURCES,
     ConflictError,
@@ -219,3 +220,8 @@ async def test_leadership_is_checked_after_the_rate_limit_wait_right_before_the_
             await store.bind(make_pod("b").obj(), "n1")
     assert posts == ["/api/v1/namespaces/default/pods/a/binding"]
     assert anyio.current_time() == 1.0
+
+
+def test_kube_cluster_is_a_cluster_store() -> None:
+    store: ClusterStore = _store({})  # mypy checks the protocol; the engine needs no more
+    assert store.nodes() == [] and store.get_pod("default/p") is None
