@@ -195,7 +195,10 @@ def test_bad_input_exits_2_naming_the_field(
     config = tmp_path / "c.yaml"
     config.write_text(config_text)
     assert main(["run", "--config", str(config)]) == 2
-    assert message in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert message in err
+    named = message if message.startswith("/") else config  # a kubeconfig names itself
+    assert err.startswith(f"ksched: error: {named}: ")
 
 
 def test_bad_kubeconfig_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

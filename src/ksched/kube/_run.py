@@ -92,7 +92,12 @@ def _command(args: argparse.Namespace) -> int:
             text = Path(args.config).read_text()
         except OSError as exc:
             raise ConfigError(f"{args.config}: {exc.strerror or exc}") from exc
-        config = load_config(text, source=args.config)
+        try:
+            config = load_config(text, source=args.config)
+        except ConfigError as exc:
+            if str(exc).startswith(args.config):
+                raise
+            raise ConfigError(f"{args.config}: {exc}") from exc
     kube = resolve_kubeconfig(args.kubeconfig, config, args.master)
     host, port = parse_address(args.health_address)
     logging.basicConfig(
