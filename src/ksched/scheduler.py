@@ -128,7 +128,8 @@ class _Handle:
     def record_event(self, pod: Pod, reason: str, message: str) -> None:
         self._scheduler._emit(reason, pod, message=message)
         if reason == "Preempted" and self._scheduler._record_event is not None:
-            self._scheduler._record_event(pod, None, "Normal", reason, "Preempting", message)
+            preemptor = self._scheduler._cycle_pod  # preemption runs in its cycle
+            self._scheduler._record_event(pod, preemptor, "Normal", reason, "Preempting", message)
 
     def bind(self, framework: Framework | None) -> _Handle:
         """Attach the profile's framework once it is built (plugins get the handle first)."""
@@ -227,6 +228,7 @@ class Scheduler:
         self._registrations_by_profile = {
             name: fw.event_registrations() for name, fw in self.frameworks.items()
         }
+        self._cycle_pod: Pod | None = None
         self._record_event = getattr(self.cluster, "record_event", None)
         """The cluster's Event recorder (kube: events.k8s.io/v1), if it has one."""
         self.cluster.subscribe(self._on_change)
@@ -428,6 +430,7 @@ class Scheduler:
             self.queue.done(pod.uid)
             return
         self._cycle = self.queue.scheduling_cycle
+        self._cycle_pod = pod
         record = self.records.setdefault(pod.uid, PodRecord())
         record.attempts = qpi.attempts
         self._emit("Attempted", pod, attempts=qpi.attempts)

@@ -138,3 +138,5 @@ async def test_preemption_end_to_end(plane: ControlPlane, api: Api) -> None:
     assert event["note"] == f"Preempted by pod {high_uid} on node {node}"
     assert event["action"] == "Preempting"
     assert event["regarding"]["name"] == victims[0]["metadata"]["name"]
+    assert event["related"]["name"] == "high"
+    assert event["related"]["uid"] == high_uid
