@@ -116,6 +116,7 @@ def test_kubeconfig_token_file_and_inline_ca(tmp_path: Path) -> None:
     assert config.token == "s3cret"
     assert config.ca_file is not None
     assert Path(config.ca_file).read_bytes() == b"-----BEGIN CERTIFICATE-----\n"
+    Path(config.ca_file).unlink()
 
 
 @pytest.mark.parametrize(
