@@ -450,6 +450,9 @@ def _parser(argv: Sequence[str]) -> argparse.ArgumentParser:
     plugins.set_defaults(run=_plugins)
 
     _add_bench(sub, argv)
+    from ..kube._run import add_run_parser
+
+    add_run_parser(sub)
     return parser
 
 

@@ -13,7 +13,13 @@ from typing import Any
 import attrs
 import yaml
 
-from ._errors import ConfigError
+from .._errors import ConfigError
+from ._connection import (
+    ClientConnection,
+    LeaderElection,
+    parse_client_connection,
+    parse_leader_election,
+)
 
 __all__ = [
     "DEFAULT_PLUGINS",
@@ -124,6 +130,8 @@ class SchedulerConfig:
     parallelism: int = 16
     pod_initial_backoff_seconds: float = 1.0
     pod_max_backoff_seconds: float = 10.0
+    client_connection: ClientConnection = attrs.field(factory=ClientConnection)
+    leader_election: LeaderElection = attrs.field(factory=LeaderElection)
 
     def profile(self, scheduler_name: str) -> Profile | None:
         return next((p for p in self.profiles if p.scheduler_name == scheduler_name), None)
@@ -369,6 +377,8 @@ def parse_config(data: Mapping[str, Any] | None) -> SchedulerConfig:
         parallelism=parallelism,
         pod_initial_backoff_seconds=float(initial),
         pod_max_backoff_seconds=float(maximum),
+        client_connection=parse_client_connection(data.get("clientConnection")),
+        leader_election=parse_leader_election(data.get("leaderElection")),
     )
 
 

@@ -1,0 +1,324 @@
+"""Talking to kube-apiserver: kubeconfig, in-cluster config, the rate limiter, retries.
+
+# client-go: tools/clientcmd (kubeconfig), rest/config.go InClusterConfig,
+# util/flowcontrol/throttle.go (token bucket: qps, burst), rest/request.go (retry 429 and
+# 5xx honouring Retry-After; the limiter applies to every request, watches included).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import random
+import ssl
+import tempfile
+from collections.abc import AsyncIterator, Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import anyio
+import attrs
+import httpx
+import yaml
+
+from .._errors import ConfigError, KschedError, NotFoundError
+
+__all__ = [
+    "ApiError",
+    "ConflictError",
+    "KubeClient",
+    "KubeConfig",
+    "TokenBucket",
+    "in_cluster_config",
+    "load_kubeconfig",
+]
+
+SERVICE_ACCOUNT = Path("/var/run/secrets/kubernetes.io/serviceaccount")
+
+
+class ApiError(KschedError, RuntimeError):
+    """The API server answered with an error status."""
+
+    def __init__(self, status: int, reason: str, message: str) -> None:
+        super().__init__(f"{status} {reason}: {message}")
+        self.status = status
+        self.reason = reason
+
+
+class ConflictError(ApiError):
+    """409: the object changed (a pod already bound, a stale resourceVersion)."""
+
+
+class ApiNotFoundError(ApiError, NotFoundError):
+    """404: the object is gone."""
+
+
+@attrs.frozen(kw_only=True)
+class KubeConfig:
+    """Where the API server is and how to authenticate to it."""
+
+    server: str
+    token: str = ""
+    ca_file: str | None = None
+    cert_file: str | None = None
+    key_file: str | None = None
+    insecure: bool = False
+
+    def ssl_context(self) -> ssl.SSLContext | bool:
+        if not self.server.startswith("https"):
+            return False
+        if self.insecure:
+            context = ssl.create_default_context()
+            context.check_hostname = False
+            context.verify_mode = ssl.CERT_NONE
+        else:
+            context = ssl.create_default_context(cafile=self.ca_file)
+        if self.cert_file and self.key_file:
+            context.load_cert_chain(self.cert_file, self.key_file)
+        return context
+
+    def headers(self) -> dict[str, str]:
+        headers = {"Accept": "application/json", "User-Agent": "ksched"}
+        if self.token:
+            headers["Authorization"] = f"Bearer {self.token}"
+        return headers
+
+    def http_client(self, **options: Any) -> httpx.AsyncClient:
+        """An httpx client for this server (``options`` go to httpx, e.g. ``transport``)."""
+        options.setdefault("timeout", httpx.Timeout(30.0, connect=5.0))
+        options.setdefault("limits", httpx.Limits(max_connections=32, max_keepalive_connections=16))
+        return httpx.AsyncClient(
+            base_url=self.server, headers=self.headers(), verify=self.ssl_context(), **options
+        )
+
+
+def _materialize(data_b64: str, suffix: str) -> str:
+    """Inline kubeconfig data (``*-data`` fields) written to a private file for ssl."""
+    handle, name = tempfile.mkstemp(prefix="ksched-", suffix=suffix)
+    with os.fdopen(handle, "wb") as out:
+        out.write(base64.b64decode(data_b64))
+    return name
+
+
+def load_kubeconfig(path: str | Path, *, context: str | None = None) -> KubeConfig:
+    """The current (or named) context of a kubeconfig file.
+
+    Raises:
+        ConfigError: unreadable file or a missing/malformed entry, named with the file.
+    """
+    path = Path(path)
+    try:
+        raw = yaml.safe_load(path.read_text())
+    except (OSError, yaml.YAMLError) as exc:
+        raise ConfigError(f"{path}: cannot read kubeconfig: {exc}") from exc
+
+    def fail(message: str) -> ConfigError:
+        return ConfigError(f"{path}: {message}")
+
+    if not isinstance(raw, Mapping):
+        raise fail("not a kubeconfig (expected a mapping)")
+
+    def named(section: str, name: str) -> Mapping[str, Any]:
+        for i, item in enumerate(raw.get(section) or []):
+            if isinstance(item, Mapping) and item.get("name") == name:
+                value = item.get(section[:-1])
+                if not isinstance(value, Mapping):
+                    raise fail(f"{section}[{i}].{section[:-1]}: expected a mapping")
+                return value
+        raise fail(f"{section}: no entry named {name!r}")
+
+    ctx_name = context or raw.get("current-context")
+    if not ctx_name:
+        raise fail("current-context: not set")
+    ctx = named("contexts", ctx_name)
+    cluster = named("clusters", str(ctx.get("cluster", "")))
+    user = named("users", str(ctx["user"])) if ctx.get("user") else {}
+    server = cluster.get("server")
+    if not isinstance(server, str) or not server.startswith(("http://", "https://")):
+        raise fail(
+            f"clusters[{ctx.get('cluster')}].server: expected an http(s) URL, got {server!r}"
+        )
+    base = path.parent
+
+    def file_field(section: Mapping[str, Any], field: str, suffix: str) -> str | None:
+        if section.get(f"{field}-data"):
+            return _materialize(str(section[f"{field}-data"]), suffix)
+        value = section.get(field)
+        return str(base / value) if value else None
+
+    token = str(user.get("token") or "")
+    if not token and user.get("tokenFile"):
+        try:
+            token = (base / str(user["tokenFile"])).read_text().strip()
+        except OSError as exc:
+            raise fail(f"users[{ctx.get('user')}].tokenFile: {exc}") from exc
+    return KubeConfig(
+        server=server.rstrip("/"),
+        token=token,
+        ca_file=file_field(cluster, "certificate-authority", ".crt"),
+        cert_file=file_field(user, "client-certificate", ".crt"),
+        key_file=file_field(user, "client-key", ".key"),
+        insecure=bool(cluster.get("insecure-skip-tls-verify", False)),
+    )
+
+
+def in_cluster_config(root: Path = SERVICE_ACCOUNT) -> KubeConfig:
+    """The pod's service account: token, CA and KUBERNETES_SERVICE_HOST/PORT.
+
+    Raises:
+        ConfigError: not running in a pod (no environment or no token file).
+    """
+    host = os.environ.get("KUBERNETES_SERVICE_HOST")
+    port = os.environ.get("KUBERNETES_SERVICE_PORT")
+    if not host or not port:
+        raise ConfigError(
+            "no kubeconfig given and not in a cluster "
+            "(KUBERNETES_SERVICE_HOST/KUBERNETES_SERVICE_PORT unset): pass --kubeconfig"
+        )
+    try:
+        token = (root / "token").read_text().strip()
+    except OSError as exc:
+        raise ConfigError(f"{root / 'token'}: cannot read the service account token") from exc
+    if ":" in host:
+        host = f"[{host}]"
+    ca = root / "ca.crt"
+    return KubeConfig(
+        server=f"https://{host}:{port}", token=token, ca_file=str(ca) if ca.exists() else None
+    )
+
+
+@attrs.define(eq=False)
+class TokenBucket:
+    """client-go's token bucket: ``qps`` tokens a second, at most ``burst`` saved.
+
+    ``qps`` 0 disables the limit. Time comes from the event loop.
+    """
+
+    qps: float
+    burst: int
+    _tokens: float = attrs.field(init=False, default=0.0)
+    _last: float | None = attrs.field(init=False, default=None)
+    _lock: anyio.Lock = attrs.field(init=False, factory=anyio.Lock)
+
+    async def acquire(self) -> None:
+        if self.qps <= 0:
+            return
+        async with self._lock:
+            now = anyio.current_time()
+            if self._last is None:
+                self._tokens = float(max(self.burst, 1))
+            else:
+                self._tokens = min(
+                    float(max(self.burst, 1)), self._tokens + (now - self._last) * self.qps
+                )
+            self._last = now
+            if self._tokens < 1.0:
+                await anyio.sleep((1.0 - self._tokens) / self.qps)
+                self._tokens = 1.0
+                self._last = anyio.current_time()
+            self._tokens -= 1.0
+
+
+RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+
+
+def _error(response: httpx.Response) -> ApiError:
+    reason, message = response.reason_phrase, response.text[:500]
+    try:
+        body = response.json()
+        if isinstance(body, Mapping):
+            reason = str(body.get("reason") or reason)
+            message = str(body.get("message") or message)
+    except ValueError:
+        pass
+    cls = {404: ApiNotFoundError, 409: ConflictError}.get(response.status_code, ApiError)
+    return cls(response.status_code, reason, message)
+
+
+@attrs.define(eq=False)
+class KubeClient:
+    """Requests to the API server through a caller's httpx client, rate-limited.
+
+    Retries 429 and 5xx answers and connection errors with jittered exponential backoff
+    (at most ``max_retries`` times, Retry-After honoured); other errors raise ApiError.
+    """
+
+    http: httpx.AsyncClient
+    limiter: TokenBucket = attrs.field(factory=lambda: TokenBucket(50.0, 100))
+    max_retries: int = 5
+    backoff: float = 0.2
+    max_backoff: float = 5.0
+    max_in_flight: int = 8
+    """Requests (not watches) sent at once; the rest wait their turn here, in order.
+    httpcore's pool rescans every waiting request per connection event, so thousands of
+    binding cycles queued in the pool itself would cost quadratic time."""
+    watch_http: httpx.AsyncClient | None = None
+    """Where watches go (default: ``http``); their own pool keeps the requests' pool small."""
+    _in_flight: anyio.Semaphore = attrs.field(init=False)
+
+    def __attrs_post_init__(self) -> None:
+        self._in_flight = anyio.Semaphore(self.max_in_flight)
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        body: Any = None,
+        params: Mapping[str, str] | None = None,
+        content_type: str = "application/json",
+        retry: bool = True,
+        guard: Callable[[], None] | None = None,
+    ) -> Any:
+        """Send one request; returns the decoded JSON body (None if empty).
+
+        ``guard`` runs right before each attempt goes on the wire (after the waits for
+        the rate limiter and a free slot) and may raise to stop it.
+        """
+        content = json.dumps(body).encode() if body is not None else None
+        headers = {"Content-Type": content_type} if content is not None else None
+        delay = self.backoff
+        for attempt in range(self.max_retries + 1):
+            await self.limiter.acquire()
+            last = attempt == self.max_retries or not retry
+            try:
+                async with self._in_flight:
+                    if guard is not None:
+                        guard()
+                    response = await self.http.request(
+                        method, path, content=content, params=params, headers=headers
+                    )
+            except httpx.TransportError:
+                if last:
+                    raise
+                await anyio.sleep(delay * random.uniform(0.5, 1.5))
+                delay = min(delay * 2, self.max_backoff)
+                continue
+            if response.status_code < 300:
+                return response.json() if response.content else None
+            if response.status_code in RETRY_STATUSES and not last:
+                after = response.headers.get("Retry-After", "")
+                wait = float(after) if after.isdigit() else delay * random.uniform(0.5, 1.5)
+                await anyio.sleep(min(wait, self.max_backoff))
+                delay = min(delay * 2, self.max_backoff)
+                continue
+            raise _error(response)
+        raise AssertionError("unreachable")
+
+    async def stream(
+        self, path: str, params: Mapping[str, str], *, timeout: float
+    ) -> AsyncIterator[Mapping[str, Any]]:
+        """Watch events (decoded JSON lines) of one watch request."""
+        await self.limiter.acquire()
+        request_timeout = httpx.Timeout(timeout, connect=5.0)
+        http = self.watch_http or self.http
+        async with http.stream("GET", path, params=params, timeout=request_timeout) as resp:
+            if resp.status_code >= 300:
+                await resp.aread()
+                raise _error(resp)
+            async for line in resp.aiter_lines():
+                if line.strip():
+                    event = json.loads(line)
+                    if isinstance(event, Mapping):
+                        yield event

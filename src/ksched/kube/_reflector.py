@@ -1,0 +1,248 @@
+"""One list-and-watch loop per kind, feeding a cache that notifies listeners.
+
+# client-go/tools/cache/reflector.go: list (paged), then watch from the list's
+# resourceVersion with allowWatchBookmarks and a random timeoutSeconds in
+# [5 min, 10 min); resume from the last seen resourceVersion after a closed watch; on
+# 410 Gone ("too old resource version") relist; on errors back off 800 ms doubling to
+# 30 s, jittered (wait.NewExponentialBackoffManager(800ms, 30s, 2m, 2.0, 1.0)).
+# Relist = DeltaFIFO.Replace: adds, updates, and deletes of keys the list no longer holds.
+# pkg/scheduler/scheduler.go newPodInformer: pods in phase Succeeded/Failed are not read.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections.abc import Callable, Mapping
+from contextlib import aclosing
+from typing import Any
+
+import anyio
+import attrs
+import httpx
+
+from .._errors import ManifestError
+from ..api import read_object
+from ..cluster import object_key
+from ._client import ApiError, KubeClient
+
+__all__ = ["RESOURCES", "Reflector", "Resource"]
+
+log = logging.getLogger("ksched.kube")
+
+MIN_WATCH_TIMEOUT = 300.0
+PAGE_SIZE = 500
+
+
+@attrs.frozen(kw_only=True)
+class Resource:
+    """A kind the scheduler reads, and where the API serves it."""
+
+    kind: str
+    group: str
+    version: str
+    plural: str
+    field_selector: str = ""
+
+    @property
+    def group_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def path(self) -> str:
+        base = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
+        return f"{base}/{self.plural}"
+
+
+RESOURCES: tuple[Resource, ...] = (
+    Resource(kind="Node", group="", version="v1", plural="nodes"),
+    Resource(
+        kind="Pod",
+        group="",
+        version="v1",
+        plural="pods",
+        field_selector="status.phase!=Succeeded,status.phase!=Failed",
+    ),
+    Resource(kind="Namespace", group="", version="v1", plural="namespaces"),
+    Resource(kind="Service", group="", version="v1", plural="services"),
+    Resource(kind="ReplicationController", group="", version="v1", plural="replicationcontrollers"),
+    Resource(
+        kind="PriorityClass", group="scheduling.k8s.io", version="v1", plural="priorityclasses"
+    ),
+    Resource(
+        kind="PodDisruptionBudget", group="policy", version="v1", plural="poddisruptionbudgets"
+    ),
+    Resource(kind="ReplicaSet", group="apps", version="v1", plural="replicasets"),
+    Resource(kind="StatefulSet", group="apps", version="v1", plural="statefulsets"),
+    Resource(kind="PodGroup", group="scheduling.x-k8s.io", version="v1alpha1", plural="podgroups"),
+    # the volume plugins
+    Resource(kind="PersistentVolume", group="", version="v1", plural="persistentvolumes"),
+    Resource(kind="PersistentVolumeClaim", group="", version="v1", plural="persistentvolumeclaims"),
+    Resource(kind="StorageClass", group="storage.k8s.io", version="v1", plural="storageclasses"),
+    Resource(kind="CSINode", group="storage.k8s.io", version="v1", plural="csinodes"),
+    Resource(kind="CSIDriver", group="storage.k8s.io", version="v1", plural="csidrivers"),
+    Resource(
+        kind="CSIStorageCapacity",
+        group="storage.k8s.io",
+        version="v1",
+        plural="csistoragecapacities",
+    ),
+    # DynamicResources (resource.k8s.io/v1, served from Kubernetes 1.34)
+    Resource(kind="DeviceClass", group="resource.k8s.io", version="v1", plural="deviceclasses"),
+    Resource(kind="ResourceSlice", group="resource.k8s.io", version="v1", plural="resourceslices"),
+    Resource(kind="ResourceClaim", group="resource.k8s.io", version="v1", plural="resourceclaims"),
+    Resource(
+        kind="ResourceClaimTemplate",
+        group="resource.k8s.io",
+        version="v1",
+        plural="resourceclaimtemplates",
+    ),
+)
+"""Every kind the in-tree plugins read (PodGroup: scheduler-plugins' Coscheduling CRD).
+A group the server does not serve is skipped after discovery."""
+
+
+class _Gone(Exception):
+    """The resourceVersion to resume from is too old (410): relist."""
+
+
+Apply = Callable[[str, Any, Mapping[str, Any]], None]
+Remove = Callable[[str, str], None]
+
+
+@attrs.define(eq=False)
+class Reflector:
+    """ListAndWatch for one resource into the store's ``apply``/``remove`` callbacks.
+
+    ``versions`` maps object key -> resourceVersion of what the store holds, so a relist
+    reports only real changes and deletes what vanished while the watch was down.
+    """
+
+    client: KubeClient
+    resource: Resource
+    apply: Apply
+    remove: Remove
+    synced: anyio.Event = attrs.field(factory=anyio.Event)
+    versions: dict[str, str] = attrs.field(factory=dict)
+    resource_version: str = ""
+    lists: int = 0
+    """How many times a full list ran (1 + relists)."""
+    initial_backoff: float = 0.8
+    max_backoff: float = 30.0
+    _bad: set[str] = attrs.field(factory=set)
+
+    def _params(self) -> dict[str, str]:
+        sel = self.resource.field_selector
+        return {"fieldSelector": sel} if sel else {}
+
+    def _convert(self, raw: Mapping[str, Any]) -> Any | None:
+        data = dict(raw)
+        data.setdefault("kind", self.resource.kind)
+        try:
+            return read_object(data)
+        except (ManifestError, ValueError) as exc:
+            meta = raw.get("metadata") or {}
+            label = f"{meta.get('namespace', '')}/{meta.get('name', '')}"
+            if label not in self._bad:
+                self._bad.add(label)
+                log.warning("skipping %s %s: %s", self.resource.kind, label, exc)
+            return None
+
+    async def list(self) -> None:
+        """A full (paged, consistent) list, then Replace into the store."""
+        params = self._params()
+        params["limit"] = str(PAGE_SIZE)
+        seen: dict[str, tuple[str, Any, Mapping[str, Any]]] = {}
+        while True:
+            body = await self.client.request("GET", self.resource.path, params=params)
+            for raw in body.get("items") or []:
+                obj = self._convert(raw)
+                if obj is not None:
+                    seen[object_key(obj)] = (raw["metadata"].get("resourceVersion", ""), obj, raw)
+            meta = body.get("metadata") or {}
+            token = meta.get("continue")
+            if not token:
+                break
+            params["continue"] = token
+        for key in [k for k in self.versions if k not in seen]:
+            del self.versions[key]
+            self.remove(self.resource.kind, key)
+        for key, (rv, obj, raw) in seen.items():
+            if self.versions.get(key) != rv:
+                self.versions[key] = rv
+                self.apply(self.resource.kind, obj, raw)
+        self.resource_version = str(meta.get("resourceVersion", ""))
+        self.lists += 1
+        self.synced.set()
+
+    def _handle(self, event: Mapping[str, Any]) -> None:
+        kind, raw = event.get("type"), event.get("object") or {}
+        if kind == "ERROR":
+            if raw.get("code") == 410 or raw.get("reason") in ("Expired", "Gone"):
+                raise _Gone(raw.get("message", "resource version too old"))
+            raise ApiError(int(raw.get("code") or 500), str(raw.get("reason")), str(raw))
+        rv = str((raw.get("metadata") or {}).get("resourceVersion", ""))
+        if kind == "BOOKMARK":
+            self.resource_version = rv or self.resource_version
+            return
+        if kind == "DELETED":
+            meta = raw.get("metadata") or {}
+            ns, name = meta.get("namespace"), str(meta.get("name", ""))
+            key = f"{ns}/{name}" if ns else name
+            if self.versions.pop(key, None) is not None:
+                self.remove(self.resource.kind, key)
+        elif kind in ("ADDED", "MODIFIED"):
+            obj = self._convert(raw)
+            if obj is not None:
+                key = object_key(obj)
+                self.versions[key] = rv
+                self.apply(self.resource.kind, obj, raw)
+        if rv:
+            self.resource_version = rv
+
+    async def watch(self) -> None:
+        """One watch request from ``resource_version`` until the server closes it."""
+        timeout = MIN_WATCH_TIMEOUT * (1.0 + random.random())
+        params = self._params()
+        params.update(
+            watch="1",
+            allowWatchBookmarks="true",
+            resourceVersion=self.resource_version,
+            timeoutSeconds=str(int(timeout)),
+        )
+        events = self.client.stream(self.resource.path, params, timeout=timeout + 30.0)
+        async with aclosing(events) as stream:  # type: ignore[type-var]  # async generator
+            async for event in stream:
+                self._handle(event)
+
+    async def run(self) -> None:
+        """List and watch until cancelled; never raises for API or network faults."""
+        backoff = self.initial_backoff
+        must_list = True
+        while True:
+            try:
+                if must_list:
+                    await self.list()
+                    must_list = False
+                started, version = anyio.current_time(), self.resource_version
+                await self.watch()
+                lasted = anyio.current_time() - started
+                if lasted > 120.0:
+                    backoff = self.initial_backoff
+                if lasted >= 1.0 or self.resource_version != version:
+                    continue
+                # reflector.go: a very short watch that delivered nothing is an error.
+                log.warning("%s: very short watch (%.2fs)", self.resource.kind, lasted)
+            except _Gone as exc:
+                log.info("%s: watch expired (%s); relisting", self.resource.kind, exc)
+                must_list = True
+                continue
+            except ApiError as exc:
+                if exc.status == 410:
+                    must_list = True
+                    continue
+                log.warning("%s: list/watch failed: %s", self.resource.kind, exc)
+            except (httpx.HTTPError, ValueError, KeyError) as exc:
+                log.warning("%s: list/watch failed: %r", self.resource.kind, exc)
+            await anyio.sleep(backoff * (1.0 + random.random()))
+            backoff = min(backoff * 2.0, self.max_backoff)

@@ -1,0 +1,226 @@
+"""``ksched run``: schedule the pods of a real cluster.
+
+# cmd/kube-scheduler/app/server.go: informers start before the election, only the
+# leader schedules, losing the lease ends the process; cmd/kube-scheduler/app/options
+# createClients: events go through their own client (own rate limiter, same qps/burst).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+import attrs
+import httpx
+
+from .._errors import ConfigError
+from ..config import SchedulerConfig, load_config
+from ..scheduler import Scheduler
+from ._client import KubeClient, KubeConfig, TokenBucket, in_cluster_config, load_kubeconfig
+from ._health import HealthServer, parse_address
+from ._leader import LeaderElector, LeadershipLostError
+from ._store import KubeCluster
+
+__all__ = ["RunOptions", "add_run_parser", "resolve_kubeconfig", "run"]
+
+log = logging.getLogger("ksched.kube")
+
+STALL_SECONDS = 60.0
+"""readyz fails when the leader's loop has pods to schedule but started none this long."""
+
+
+@attrs.frozen(kw_only=True)
+class RunOptions:
+    health_host: str = "127.0.0.1"
+    health_port: int = 10259
+    grace: float = 5.0
+    """Seconds binding cycles get to finish on shutdown."""
+    http: Callable[[KubeConfig], httpx.AsyncClient] | None = None
+    """Build the HTTP client (tests interpose a proxy or a recording transport)."""
+    ready_file: str | None = None
+    """Write the health port here once listening (tests)."""
+
+
+def add_run_parser(sub: Any) -> None:
+    """Register ``ksched run`` on an argparse sub-parsers object."""
+    run_p = sub.add_parser(
+        "run",
+        help="schedule the pods of a Kubernetes cluster (kube-apiserver)",
+        description="Watch a kube-apiserver and bind the pods whose spec.schedulerName "
+        "names one of the profiles.",
+    )
+    run_p.add_argument("--config", metavar="FILE", help="KubeSchedulerConfiguration (v1)")
+    run_p.add_argument("--kubeconfig", metavar="FILE", help="default: clientConnection.kubeconfig")
+    run_p.add_argument("--master", metavar="URL", help="API server address (overrides kubeconfig)")
+    run_p.add_argument(
+        "--health-address",
+        default="127.0.0.1:10259",
+        metavar="HOST:PORT",
+        help="where /healthz /livez /readyz are served (default 127.0.0.1:10259)",
+    )
+    run_p.add_argument("-v", "--verbose", action="count", default=0, help="log more")
+    run_p.set_defaults(run=_command)
+
+
+def resolve_kubeconfig(flag: str | None, config: SchedulerConfig, master: str | None) -> KubeConfig:
+    """--kubeconfig, else clientConnection.kubeconfig, else the in-cluster account."""
+    path = flag or config.client_connection.kubeconfig
+    if path:
+        kube = load_kubeconfig(path)
+    elif master:
+        kube = KubeConfig(server=master.rstrip("/"))
+    else:
+        kube = in_cluster_config()
+    if master:
+        if not master.startswith(("http://", "https://")):
+            raise ConfigError(f"--master: expected an http(s) URL, got {master!r}")
+        kube = attrs.evolve(kube, server=master.rstrip("/"))
+    return kube
+
+
+def _command(args: argparse.Namespace) -> int:
+    config = SchedulerConfig()
+    if args.config:
+        try:
+            text = Path(args.config).read_text()
+        except OSError as exc:
+            raise ConfigError(f"{args.config}: {exc.strerror or exc}") from exc
+        try:
+            config = load_config(text, source=args.config)
+        except ConfigError as exc:
+            if str(exc).startswith(args.config):
+                raise
+            raise ConfigError(f"{args.config}: {exc}") from exc
+    kube = resolve_kubeconfig(args.kubeconfig, config, args.master)
+    host, port = parse_address(args.health_address)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose > 1 else logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    logging.getLogger("httpx").setLevel(logging.WARNING if args.verbose < 2 else logging.INFO)
+    backend = os.environ.get("KSCHED_ASYNC_BACKEND", "asyncio")
+    options = RunOptions(
+        health_host=host, health_port=port, ready_file=os.environ.get("KSCHED_READY_FILE")
+    )
+    code: int = anyio.run(run, config, kube, options, backend=backend)
+    return code
+
+
+async def run(config: SchedulerConfig, kube: KubeConfig, options: RunOptions) -> int:
+    """Run until SIGTERM/SIGINT (0) or until the lease is lost (1).
+
+    Signals and health endpoints are served from the start; a stop before this scheduler
+    leads (still syncing, or standing by) just leaves.
+    """
+    conn, election = config.client_connection, config.leader_election
+    make_http = options.http or (lambda k: k.http_client())
+    names = tuple(p.scheduler_name for p in config.profiles)
+    stop = anyio.Event()
+    state = _LoopState()
+    code = 0
+    async with (
+        make_http(kube) as http,
+        make_http(kube) as watch_http,
+        make_http(kube) as event_http,
+        anyio.create_task_group() as tg,
+    ):
+        client = KubeClient(http, TokenBucket(conn.qps, conn.burst), watch_http=watch_http)
+        event_client = KubeClient(event_http, TokenBucket(conn.qps, conn.burst))
+        elector = LeaderElector(client, election) if election.leader_elect else None
+        may_write = elector.is_leader if elector is not None else (lambda: True)
+        health = HealthServer(
+            live={"ping": lambda: None, "leaderElection": state.lease_check(elector)},
+            ready={"sched-handler-sync": state.sync_check, "scheduling-loop": state.loop_check},
+        )
+        health_port = await tg.start(health.serve, options.health_host, options.health_port)
+        if options.ready_file:
+            Path(options.ready_file).write_text(str(health_port))
+        tg.start_soon(_watch_signals, stop)
+        with anyio.CancelScope() as body:
+
+            async def stopper() -> None:
+                await stop.wait()
+                if state.scheduler is None:  # syncing or standing by: nothing to finish
+                    body.cancel()
+
+            tg.start_soon(stopper)
+            async with KubeCluster.open(
+                client, event_client, scheduler_names=names, may_write=may_write
+            ) as cluster:
+                state.cluster = cluster
+                await cluster.wait_synced()
+                log.info("caches synced; %s", "electing a leader" if elector else "scheduling")
+
+                async def lead() -> None:
+                    async with Scheduler.open(config, cluster=cluster) as scheduler:
+                        state.scheduler = scheduler
+                        async with anyio.create_task_group() as inner:
+                            inner.start_soon(state.watchdog)
+                            await stop.wait()
+                            inner.cancel_scope.cancel()
+                        log.info("shutting down: binding cycles get %.0fs", options.grace)
+                        await scheduler.aclose(options.grace)
+                    state.scheduler = None
+
+                try:
+                    if elector is None:
+                        await lead()
+                    else:
+                        await elector.run(lead)
+                except* LeadershipLostError as group:
+                    log.error("%s", group.exceptions[0])
+                    code = 1
+        tg.cancel_scope.cancel()
+    return code
+
+
+async def _watch_signals(stop: anyio.Event) -> None:
+    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        async for signum in signals:
+            log.info("received %s", signal.Signals(signum).name)
+            stop.set()
+
+
+@attrs.define(eq=False)
+class _LoopState:
+    """What readyz and healthz read: loop progress and the lease."""
+
+    scheduler: Scheduler | None = None
+    cluster: KubeCluster | None = None
+    _cycle: int = -1
+    _since: float = 0.0
+    stalled: bool = False
+
+    async def watchdog(self) -> None:
+        while True:
+            scheduler = self.scheduler
+            now = anyio.current_time()
+            if scheduler is not None:
+                cycle = scheduler.queue.scheduling_cycle
+                busy = not scheduler.queue.is_idle()
+                if cycle != self._cycle or not busy:
+                    self._cycle, self._since = cycle, now
+                self.stalled = busy and now - self._since > STALL_SECONDS
+            await anyio.sleep(1.0)
+
+    def sync_check(self) -> str | None:
+        return None if self.cluster is not None and self.cluster.synced else "caches not synced"
+
+    def loop_check(self) -> str | None:
+        return f"no pod scheduled for {STALL_SECONDS:.0f}s" if self.stalled else None
+
+    def lease_check(self, elector: LeaderElector | None) -> Callable[[], str | None]:
+        def check() -> str | None:
+            if elector is None or self.scheduler is None or elector.is_leader():
+                return None
+            return "leading without a renewed lease"
+
+        return check
