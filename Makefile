@@ -2,6 +2,9 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# The real kube-apiserver, kube-scheduler and Go scheduler harness the connector and
+# extender tests run against (they skip, saying how to get them, when absent).
+export KSCHED_KUBE_ASSETS ?= $(abspath ../shared/kube)
 
 .PHONY: demo test lint typecheck unit bench clean
 
