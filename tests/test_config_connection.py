@@ -86,3 +86,20 @@ def test_go_durations(raw: str, seconds: float) -> None:
 def test_no_election_settings_checked_when_election_is_off() -> None:
     config = load_config("leaderElection: {leaderElect: false, leaseDuration: 1s}")
     assert config.leader_election.lease_duration == 1.0
+
+
+def test_dump_writes_both_sections_and_reads_back() -> None:
+    """`ksched config defaults` prints clientConnection and leaderElection as
+    kube-scheduler's --write-config-to does; what it prints parses to the same config."""
+    from ksched.config import LeaderElection, SchedulerConfig, dump_config, parse_config
+
+    config = SchedulerConfig(
+        leader_election=LeaderElection(lease_duration=90.5, renew_deadline=1.5, retry_period=0.25)
+    )
+    dumped = dump_config(config)
+    assert dumped["leaderElection"]["leaseDuration"] == "1m30.5s"
+    assert dumped["leaderElection"]["renewDeadline"] == "1.5s"
+    assert dumped["leaderElection"]["retryPeriod"] == "250ms"
+    assert dumped["clientConnection"]["qps"] == 50.0
+    assert parse_config(dumped).leader_election == config.leader_election
+    assert parse_config(dumped).client_connection == config.client_connection

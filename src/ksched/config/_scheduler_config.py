@@ -510,15 +510,41 @@ def dump_config(config: SchedulerConfig, *, plugin_args: bool = False) -> dict[s
         if args:
             entry["pluginConfig"] = [{"name": name, "args": value} for name, value in args.items()]
         profiles.append(entry)
+    cc, le = config.client_connection, config.leader_election
     return {
         "apiVersion": API_VERSION,
         "kind": "KubeSchedulerConfiguration",
+        "clientConnection": {
+            "acceptContentTypes": "",
+            "burst": cc.burst,
+            "contentType": cc.content_type,
+            "kubeconfig": cc.kubeconfig,
+            "qps": cc.qps,
+        },
+        "leaderElection": {
+            "leaderElect": le.leader_elect,
+            "leaseDuration": _go_duration(le.lease_duration),
+            "renewDeadline": _go_duration(le.renew_deadline),
+            "resourceLock": le.resource_lock,
+            "resourceName": le.resource_name,
+            "resourceNamespace": le.resource_namespace,
+            "retryPeriod": _go_duration(le.retry_period),
+        },
         "parallelism": config.parallelism,
         "percentageOfNodesToScore": config.percentage_of_nodes_to_score,
         "podInitialBackoffSeconds": int(config.pod_initial_backoff_seconds),
         "podMaxBackoffSeconds": int(config.pod_max_backoff_seconds),
         "profiles": profiles,
     }
+
+
+def _go_duration(seconds: float) -> str:
+    """``15s``, ``1m30s``, ``500ms``: how Go's time.Duration prints in a config."""
+    if seconds < 1:
+        return f"{round(seconds * 1000)}ms"
+    minutes, rest = divmod(seconds, 60)
+    text = f"{int(minutes)}m" if minutes else ""
+    return text + (f"{rest:g}s" if rest or not text else "0s")
 
 
 def config_yaml(config: SchedulerConfig, *, plugin_args: bool = False) -> str:
