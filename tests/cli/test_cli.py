@@ -603,3 +603,21 @@ def test_bench_is_a_subcommand(capsys: pytest.CaptureFixture[str]) -> None:
         main(["bench", "--help"])
     assert info.value.code == 0
     assert "usage: ksched bench" in capsys.readouterr().out
+
+
+def test_simulate_writes_its_final_metrics(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--metrics FILE: the scheduler's metrics in Prometheus text, comparable with a
+    cluster's (the demo: five pods bound, one unschedulable)."""
+    out = tmp_path / "metrics.txt"
+    demo = Path(__file__).resolve().parents[2] / "examples" / "scenarios" / "demo.yaml"
+    assert main(["simulate", str(demo), "--output", "json", "--metrics", str(out)]) == 0
+    capsys.readouterr()
+    text = out.read_text()
+    profile = 'profile="default-scheduler"'
+    assert f'scheduler_schedule_attempts_total{{{profile},result="scheduled"}} 5.0' in text
+    assert f'scheduler_schedule_attempts_total{{{profile},result="unschedulable"}} 1.0' in text
+    assert 'scheduler_pending_pods{queue="unschedulable"} 1.0' in text
+    assert main(["simulate", str(demo), "--metrics", str(tmp_path / "no" / "m.txt")]) == 2
+    assert "--metrics" in capsys.readouterr().err

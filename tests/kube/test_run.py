@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -162,6 +163,11 @@ def test_standby_takes_over_within_lease_duration(
     _pods(plane, ns, "a", 10)
     _wait(lambda: _bound(plane, ns) == 10, 20, "the leader binds")
     assert leader.health("/readyz") == (200, "ok")
+    status, text = leader.health("/metrics")  # the leader's Prometheus metrics
+    assert status == 200
+    assert re.search(
+        r'scheduler_schedule_attempts_total\{profile="[^"]+",result="scheduled"\} 10\.0', text
+    ), text[:2000]
 
     leader.p.send_signal(signal.SIGKILL)
     leader.p.wait(5)

@@ -117,6 +117,8 @@ class FakeHandle:
     def record_event(self, pod: Pod, reason: str, message: str, **_: Any) -> None:
         self.events.append((pod.key, reason, message))
 
+    metrics = None  # the scheduler's metrics: not kept here
+
     # No profile is shown: preemption takes no shortcut.
     filters_wait = False
 

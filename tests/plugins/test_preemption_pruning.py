@@ -88,6 +88,8 @@ class Handle:
         self.shows_profile = framework
         self.filters_wait = False
 
+    metrics = None  # the scheduler's metrics: not kept here
+
     def plugins_at(self, point: str) -> Sequence[tuple[str, Any]]:
         if not self.shows_profile or point not in ("preFilter", "filter"):
             return []

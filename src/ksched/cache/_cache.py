@@ -272,6 +272,11 @@ class Cache:
         self._remove(state.pod)
         del self._pods[pod.uid]
 
+    def sizes(self) -> dict[str, int]:
+        """Nodes, pods and assumed pods held (scheduler_scheduler_cache_size)."""
+        assumed = sum(1 for s in self._pods.values() if s.assumed)
+        return {"nodes": len(self._nodes), "pods": len(self._pods), "assumed_pods": assumed}
+
     def is_assumed(self, uid: str) -> bool:
         state = self._pods.get(uid)
         return state is not None and state.assumed

@@ -186,6 +186,11 @@ def _run_simulation(args: argparse.Namespace) -> int:
     explain = _explain_request(args, scenario)
     if args.plot:
         require_matplotlib()
+    metrics = None
+    if args.metrics:
+        from ..observability import SchedulerMetrics
+
+        metrics = SchedulerMetrics()
     with contextlib.ExitStack() as stack:
         # --explain all streams: to the file, as JSON lines on stdout, or through a
         # temporary file into the JSON document; the table keeps the few it shows.
@@ -211,7 +216,10 @@ def _run_simulation(args: argparse.Namespace) -> int:
                 history=bool(args.plot),
                 on_event=progress.on_event if progress is not None else None,
                 opportunistic_batching=gates.get("OpportunisticBatching", True),
+                metrics=metrics,
             )
+        if metrics is not None:
+            _write_metrics(metrics, args.metrics)
         if args.plot:
             write_plot(report, args.plot)
             del report["history"]
@@ -235,6 +243,16 @@ def _run_simulation(args: argparse.Namespace) -> int:
         if args.plot:
             console.print(f"\nplot written to {args.plot}")
     return 0
+
+
+def _write_metrics(metrics: Any, path: str) -> None:
+    """The run's final metrics in Prometheus text format (durations in simulated time)."""
+    from prometheus_client import generate_latest
+
+    try:
+        Path(path).write_bytes(generate_latest(metrics.registry))
+    except OSError as exc:
+        raise KschedError(f"--metrics {path}: {exc.strerror}") from None
 
 
 def _render_explanations(console: Any, report: dict[str, Any], explain: bool | list[str]) -> None:
@@ -416,6 +434,11 @@ def _parser(argv: Sequence[str]) -> argparse.ArgumentParser:
         "instead of into the report",
     )
     sim.add_argument("--plot", metavar="FILE.png", help="draw utilization over time (ksched[plot])")
+    sim.add_argument(
+        "--metrics",
+        metavar="FILE",
+        help="write the scheduler's final metrics to FILE in Prometheus text format",
+    )
     sim.add_argument(
         "--rows", type=int, default=100, help="rows per table in table output (0: all)"
     )

@@ -9,6 +9,7 @@ from ._events import EventResource as EventResource
 from ._events import QueueingHint as QueueingHint
 from ._events import QueueingHintFn as QueueingHintFn
 from ._handle import Handle as Handle
+from ._handle import MetricsRecorder as MetricsRecorder
 from ._interfaces import MAX_NODE_SCORE as MAX_NODE_SCORE
 from ._interfaces import MIN_NODE_SCORE as MIN_NODE_SCORE
 from ._interfaces import BatchFilterPlugin as BatchFilterPlugin
@@ -108,6 +109,7 @@ __all__ = [
     "HostPortInfo",
     "ImageStateSummary",
     "IntArray",
+    "MetricsRecorder",
     "NodeInfo",
     "NodeRows",
     "NodeTable",

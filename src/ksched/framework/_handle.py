@@ -10,8 +10,8 @@ profile's own plugins, and the runners preemption needs to replay Filter on a no
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Protocol
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..api import Pod
 from ._cycle_state import CycleState
@@ -23,7 +23,41 @@ if TYPE_CHECKING:
     from ._interfaces import Plugin, SharedLister
     from ._waiting import WaitingPod
 
-__all__ = ["Handle"]
+__all__ = ["Handle", "MetricsRecorder"]
+
+
+class MetricsRecorder(Protocol):
+    """What the engine records into (``ksched.observability.SchedulerMetrics``)."""
+
+    def watch(self, read_state: Callable[[], Mapping[str, Any]]) -> None:
+        """Read the state gauges through ``read_state`` when collected."""
+
+    def sample_cycle(self) -> bool:
+        """Whether this scheduling cycle records per-plugin durations."""
+
+    def attempt(self, result: str, profile: str, seconds: float) -> None:
+        """An attempt ended: ``scheduled``, ``unschedulable`` or ``error``."""
+
+    def algorithm(self, seconds: float) -> None:
+        """How long finding a node took (schedulePod)."""
+
+    def scheduled(self, attempts: int, since_first_queued: float) -> None:
+        """A pod was bound after ``attempts`` attempts."""
+
+    def extension_point(self, point: str, status: str, profile: str, seconds: float) -> None:
+        """All of a profile's plugins at one extension point ran."""
+
+    def plugin(self, plugin: str, point: str, status: str, seconds: float) -> None:
+        """One plugin ran at an extension point (on sampled cycles)."""
+
+    def incoming(self, queue: str, event: str) -> None:
+        """A pod entered a sub-queue because of an event."""
+
+    def preemption(self, victims: int) -> None:
+        """A preemption attempt, with the victims it chose (0: none)."""
+
+    def permit_wait(self, result: str, seconds: float) -> None:
+        """A pod's wait at Permit ended."""
 
 
 class Handle(Protocol):
@@ -61,6 +95,10 @@ class Handle(Protocol):
 
     def namespace_labels(self, namespace: str) -> Mapping[str, str] | None:
         """The labels of a namespace, None when the namespace is unknown."""
+
+    @property
+    def metrics(self) -> MetricsRecorder | None:
+        """The scheduler's metrics, when it keeps them (plugins may record into them)."""
 
     def record_event(
         self,

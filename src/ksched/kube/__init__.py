@@ -3,6 +3,7 @@ Events, leader election, and the ``ksched run`` command."""
 
 from ..config import ClientConnection as ClientConnection
 from ..config import LeaderElection as LeaderElection
+from ..observability import HealthServer as HealthServer
 from ._client import ApiError as ApiError
 from ._client import ConflictError as ConflictError
 from ._client import KubeClient as KubeClient
@@ -10,7 +11,6 @@ from ._client import KubeConfig as KubeConfig
 from ._client import TokenBucket as TokenBucket
 from ._client import in_cluster_config as in_cluster_config
 from ._client import load_kubeconfig as load_kubeconfig
-from ._health import HealthServer as HealthServer
 from ._leader import LeaderElector as LeaderElector
 from ._leader import LeadershipLostError as LeadershipLostError
 from ._reflector import RESOURCES as RESOURCES

@@ -22,9 +22,10 @@ import httpx
 
 from .._errors import ConfigError
 from ..config import SchedulerConfig, load_config
+from ..observability import SchedulerMetrics
+from ..observability._health import HealthServer, parse_address
 from ..scheduler import Scheduler
 from ._client import KubeClient, KubeConfig, TokenBucket, in_cluster_config, load_kubeconfig
-from ._health import HealthServer, parse_address
 from ._leader import LeaderElector, LeadershipLostError
 from ._store import KubeCluster
 
@@ -63,7 +64,7 @@ def add_run_parser(sub: Any) -> None:
         "--health-address",
         default="127.0.0.1:10259",
         metavar="HOST:PORT",
-        help="where /healthz /livez /readyz are served (default 127.0.0.1:10259)",
+        help="where /healthz /livez /readyz and /metrics are served (default 127.0.0.1:10259)",
     )
     run_p.add_argument("-v", "--verbose", action="count", default=0, help="log more")
     run_p.set_defaults(run=_command)
@@ -136,9 +137,11 @@ async def run(config: SchedulerConfig, kube: KubeConfig, options: RunOptions) ->
         event_client = KubeClient(event_http, TokenBucket(conn.qps, conn.burst))
         elector = LeaderElector(client, election) if election.leader_elect else None
         may_write = elector.is_leader if elector is not None else (lambda: True)
+        metrics = SchedulerMetrics()
         health = HealthServer(
             live={"ping": lambda: None, "leaderElection": state.lease_check(elector)},
             ready={"sched-handler-sync": state.sync_check, "scheduling-loop": state.loop_check},
+            registry=metrics.registry,
         )
         health_port = await tg.start(health.serve, options.health_host, options.health_port)
         if options.ready_file:
@@ -160,7 +163,9 @@ async def run(config: SchedulerConfig, kube: KubeConfig, options: RunOptions) ->
                 log.info("caches synced; %s", "electing a leader" if elector else "scheduling")
 
                 async def lead() -> None:
-                    async with Scheduler.open(config, cluster=cluster) as scheduler:
+                    async with Scheduler.open(
+                        config, cluster=cluster, metrics=metrics
+                    ) as scheduler:
                         state.scheduler = scheduler
                         async with anyio.create_task_group() as inner:
                             inner.start_soon(state.watchdog)

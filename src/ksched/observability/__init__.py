@@ -1,9 +1,21 @@
 """Observability and the HTTP the edges serve: metrics, health endpoints, logs."""
 
+from ._health import HealthServer as HealthServer
 from ._http import Handler as Handler
 from ._http import Request as Request
 from ._http import Response as Response
 from ._http import parse_address as parse_address
 from ._http import serve_http as serve_http
+from ._metrics import PLUGIN_METRICS_SAMPLE_PERCENT as PLUGIN_METRICS_SAMPLE_PERCENT
+from ._metrics import SchedulerMetrics as SchedulerMetrics
 
-__all__ = ["Handler", "Request", "Response", "parse_address", "serve_http"]
+__all__ = [
+    "PLUGIN_METRICS_SAMPLE_PERCENT",
+    "Handler",
+    "HealthServer",
+    "Request",
+    "Response",
+    "SchedulerMetrics",
+    "parse_address",
+    "serve_http",
+]

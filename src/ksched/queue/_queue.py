@@ -141,6 +141,9 @@ class SchedulingQueue:
         # uid) for each in-flight pod and the events received since the oldest of them;
         # a pod's events are those after its marker (upstream inFlightEvents).
         self._in_flight: dict[str, QueuedPod] = {}
+        self.on_incoming: Callable[[str, str], None] | None = None
+        """Told ``(queue, event)`` when a pod enters a sub-queue (queue_incoming_pods)."""
+        self._incoming_event = "PodAdd"
         self._marker: dict[str, int] = {}
         self._log: list[str | Recorded | None] = []
         self._log_base = 0
@@ -196,11 +199,15 @@ class SchedulingQueue:
             self._run_pre_enqueue(entry)
         if entry.gated:
             self._hold_gated(entry)
+            if self.on_incoming is not None:
+                self.on_incoming(GATED, self._incoming_event)
             return False
         if entry.initial_attempt_timestamp is None:
             entry.initial_attempt_timestamp = self._clock()
         self._unschedulable.pop(entry_uid(entry), None)
         self._active.add_or_update(entry)
+        if self.on_incoming is not None:
+            self.on_incoming(ACTIVE, self._incoming_event)
         return True
 
     def _move_to_backoff(self, entry: QueuedPod) -> bool:
@@ -209,15 +216,21 @@ class SchedulingQueue:
             self._run_pre_enqueue(entry)
             if entry.gated:
                 self._hold_gated(entry)
+                if self.on_incoming is not None:
+                    self.on_incoming(GATED, self._incoming_event)
                 return False
         self._unschedulable.pop(entry_uid(entry), None)
         self._backoff.add(entry)
+        if self.on_incoming is not None:
+            self.on_incoming(BACKOFF, self._incoming_event)
         return True
 
     def _requeue(self, entry: QueuedPod, strategy: Strategy) -> str:
         """requeueEntityWithQueueingStrategy: where ``entry`` went."""
         if strategy is Strategy.SKIP:
             self._unschedulable[entry_uid(entry)] = entry
+            if self.on_incoming is not None:
+                self.on_incoming(UNSCHEDULABLE, self._incoming_event)
             return GATED if entry.gated else UNSCHEDULABLE
         if strategy is Strategy.AFTER_BACKOFF and self._backoff.is_backing_off(
             entry, self._now_ns()
@@ -275,6 +288,7 @@ class SchedulingQueue:
     ) -> None:
         """moveEntitiesToActiveOrBackoffQueue over a snapshot of pool entries."""
         wildcard = is_wildcard(event)
+        self._incoming_event = event.label or str(event)
         activated = False
         for entry in list(entries):
             if entry.gated and not wildcard and not self._gating_plugin_registered(entry, event):
@@ -336,6 +350,7 @@ class SchedulingQueue:
         entry = QueuedPod(pod_info=PodInfo.of(pod))
         self._stamp(entry)
         self._nominator.add(pod, None)
+        self._incoming_event = "PodAdd"
         if self._move_to_active(entry):
             self._broadcast()
 
@@ -343,6 +358,7 @@ class SchedulingQueue:
         """Upstream Update: an in-flight pod records the update's events; a queued pod is
         updated in place; a pod in the pool moves if the hints of its rejecting (or
         gating) plugins say the update may make it schedulable; an unknown pod is added."""
+        self._incoming_event = "PodUpdate"
         uid = old.uid
         events = pod_scheduling_properties_change(new, old)
         if self._record_for(uid, events, old, new):
@@ -386,6 +402,7 @@ class SchedulingQueue:
         """Move these pods from the pool or backoffQ to activeQ now. An in-flight pod gets
         a ForceActivate event of its own: if its attempt fails it skips the pool."""
         activated = False
+        self._incoming_event = "ForceActivate"
         for pod in pods:
             uid = pod.uid
             queued = self._active.get(uid)
@@ -493,6 +510,7 @@ class SchedulingQueue:
             entry.expiry_ns = None
             entry.backoff_expiry = 0.0
             entry.was_flushed_from_unschedulable = False
+            self._incoming_event = "ScheduleAttemptFailure"
             where = self._requeue(entry, self._strategy_for_failed(entry))
             if self._wakes_pop(where):
                 self._broadcast()
@@ -558,6 +576,7 @@ class SchedulingQueue:
     def flush_backoff_completed(self) -> None:
         """Move the pods whose backoff is over from backoffQ to activeQ."""
         activated = False
+        self._incoming_event = "BackoffComplete"
         for entry in self._backoff.pop_all_completed(self._now_ns()):
             if self._move_to_active(entry, from_backoff=True):
                 activated = True
@@ -681,6 +700,20 @@ class SchedulingQueue:
 
     def in_flight_pods(self) -> list[QueuedPodInfo]:
         return list(self._in_flight.values())
+
+    def pending_counts(self) -> dict[str, int]:
+        """Pending pods by sub-queue, as scheduler_pending_pods counts them."""
+        gated = sum(1 for e in self._unschedulable.values() if e.gated)
+        return {
+            ACTIVE: len(self._active),
+            BACKOFF: len(self._backoff),
+            UNSCHEDULABLE: len(self._unschedulable) - gated,
+            GATED: gated,
+        }
+
+    def unschedulable_pods(self) -> list[QueuedPodInfo]:
+        """The pods in the unschedulable pool that were attempted (not the gated)."""
+        return [e for e in self._unschedulable.values() if not e.gated]
 
     def is_idle(self) -> bool:
         """Nothing in activeQ or backoffQ and nothing in flight."""

@@ -9,6 +9,7 @@ files split them: ``_event_handlers`` (eventhandlers.go), ``_scheduling_cycle``,
 from __future__ import annotations
 
 import random
+from collections import Counter
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
@@ -21,7 +22,7 @@ from ..api import Pod
 from ..cache import Cache, Snapshot
 from ..cluster import ClusterStore, InMemoryCluster
 from ..config import SchedulerConfig
-from ..framework import Code, Status
+from ..framework import Code, MetricsRecorder, Status
 from ..framework._runtime import Framework
 from ..framework._waiting import WaitingPods
 from ..queue import SchedulingQueue
@@ -74,6 +75,7 @@ class SchedulerBase:
         plugin_timeout: float = 30.0,
         timings: bool = False,
         opportunistic_batching: bool = True,
+        metrics: MetricsRecorder | None = None,
     ) -> None:
         self.config = config or SchedulerConfig()
         self.cluster: Any = cluster if cluster is not None else InMemoryCluster()
@@ -88,6 +90,11 @@ class SchedulerBase:
         self._explain_only = None if isinstance(explain, bool) else frozenset(explain)
         self.plugin_timeout = plugin_timeout
         self.timings = timings
+        self.metrics = metrics
+        """The Prometheus metrics, when kept (``Scheduler(metrics=SchedulerMetrics())``)."""
+        self._measure = timings or metrics is not None
+        """Time the extension points (for ``timings`` or the metrics)."""
+        self._profile_name = ""
         """Measure attempts: ``attempt_start`` on outcome events, seconds per extension point."""
         self.extension_point_seconds: dict[str, float] = {}
         self.attempt_seconds = 0.0
@@ -126,6 +133,9 @@ class SchedulerBase:
         self._registrations_by_profile = {
             name: fw.event_registrations() for name, fw in self.frameworks.items()
         }
+        if metrics is not None:
+            metrics.watch(self._metrics_state)
+            self.queue.on_incoming = metrics.incoming
 
     # ---- profile routing --------------------------------------------------------------
 
@@ -139,12 +149,43 @@ class SchedulerBase:
     def _registrations(self, pod: Pod) -> Mapping[str, Any]:
         return self._registrations_by_profile.get(pod.spec.scheduler_name, {})
 
-    def _spent(self, point: str, since: float) -> float:
-        """Add the time since ``since`` to ``point`` (with ``timings``); returns now."""
+    def _spent(
+        self, point: str, since: float, status: Status | None = None, profile: str | None = None
+    ) -> float:
+        """Account the time since ``since`` to the extension point ``point``: in
+        ``extension_point_seconds`` (with ``timings``) and in the metrics (with them,
+        labelled with the point's status code); returns now."""
         now = anyio.current_time()
-        seconds = self.extension_point_seconds
-        seconds[point] = seconds.get(point, 0.0) + now - since
+        if self.timings:
+            seconds = self.extension_point_seconds
+            seconds[point] = seconds.get(point, 0.0) + now - since
+        if self.metrics is not None:
+            code = "Success" if status is None else status.code.label
+            name = self._profile_name if profile is None else profile
+            self.metrics.extension_point(point, code, name, now - since)
         return now
+
+    def _spent_algorithm(self, since: float) -> float:
+        """Observe schedulePod's duration (scheduling_algorithm_duration_seconds)."""
+        now = anyio.current_time()
+        if self.metrics is not None:
+            self.metrics.algorithm(now - since)
+        return now
+
+    def _metrics_state(self) -> dict[str, Any]:
+        """What the state gauges read when the metrics are collected."""
+        pending = self.queue.pending_counts()
+        unschedulable: Counter[tuple[str, str]] = Counter()
+        for qpi in self.queue.unschedulable_pods():
+            profile = qpi.pod.spec.scheduler_name
+            for plugin in qpi.unschedulable_plugins | qpi.pending_plugins:
+                unschedulable[plugin, profile] += 1
+        return {
+            "pending": pending,
+            "unschedulable": unschedulable,
+            "cache": self.cache.sizes(),
+            "tasks": {"binding": self._binding_tasks},
+        }
 
     def record_event(
         self,

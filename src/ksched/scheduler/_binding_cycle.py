@@ -32,11 +32,18 @@ class BindingCycle(FailureHandling):
         assumed: Pod,
         node_name: str,
         waiting: WaitingPod | None,
+        started: float = 0.0,
     ) -> None:
+        """One pod's binding cycle; ``started`` is when its scheduling attempt began."""
         status: Status | None = None
+        metrics = self.metrics
+        profile = fw.profile_name
         try:
             if waiting is not None:
+                waited = anyio.current_time() if metrics is not None else 0.0
                 status = await waiting.wait()
+                if metrics is not None:
+                    metrics.permit_wait(status.code.label, anyio.current_time() - waited)
                 self.waiting_pods.remove(assumed.uid)
                 if not status.is_success:
                     kind = "PermitRejected"
@@ -55,16 +62,16 @@ class BindingCycle(FailureHandling):
                         await self._binding_failed(fw, state, qpi, assumed, node_name, status, None)
                     return
                 self._emit("PermitAllowed", assumed, node=node_name)
-            t = anyio.current_time() if self.timings else 0.0
+            t = anyio.current_time() if self._measure else 0.0
             with anyio.fail_after(self.plugin_timeout):
                 status = await fw.run_pre_bind(state, assumed, node_name)
-                if self.timings:
-                    t = self._spent("PreBind", t)
+                if self._measure:
+                    t = self._spent("PreBind", t, status, profile)
                 if status.is_success:
                     status = await fw.run_bind(state, assumed, node_name)
                     self.cache.finish_binding(assumed)
-                    if self.timings:
-                        t = self._spent("Bind", t)
+                    if self._measure:
+                        t = self._spent("Bind", t, status, profile)
             if not status.is_success:
                 if status.code is Code.SKIP:
                     status = Status(Code.ERROR, ("no bind plugin bound the pod",))
@@ -72,6 +79,12 @@ class BindingCycle(FailureHandling):
                 return
             self.queue.done(assumed.uid)
             self._emit("Bound", assumed, node=node_name)
+            if metrics is not None:
+                # schedule_one.go bindingCycle: PodScheduled, attempts, the SLI duration
+                now = anyio.current_time()
+                metrics.attempt("scheduled", profile, now - started)
+                first = qpi.initial_attempt_timestamp
+                metrics.scheduled(qpi.attempts, now - (first if first is not None else started))
             if self._record_event is not None:
                 self._record_event(
                     assumed,
@@ -82,8 +95,8 @@ class BindingCycle(FailureHandling):
                     f"Successfully assigned {assumed.namespace}/{assumed.name} to {node_name}",
                 )
             await fw.run_post_bind(state, assumed, node_name)
-            if self.timings:
-                self._spent("PostBind", t)
+            if self._measure:
+                self._spent("PostBind", t, None, profile)
         except BaseException as exc:
             with anyio.CancelScope(shield=True):
                 message = (

@@ -10,7 +10,16 @@ import anyio
 
 from ..api import Pod
 from ..cluster import ClusterStore
-from ..framework import CycleState, NodeInfo, Plugin, PodInfo, SharedLister, Status, WaitingPod
+from ..framework import (
+    CycleState,
+    MetricsRecorder,
+    NodeInfo,
+    Plugin,
+    PodInfo,
+    SharedLister,
+    Status,
+    WaitingPod,
+)
 from ..framework._runtime import Framework
 
 if TYPE_CHECKING:
@@ -68,6 +77,10 @@ class FrameworkHandle:
     def namespace_labels(self, namespace: str) -> Mapping[str, str] | None:
         labels: Mapping[str, str] | None = self._scheduler.cluster.namespace_labels(namespace)
         return labels
+
+    @property
+    def metrics(self) -> MetricsRecorder | None:
+        return self._scheduler.metrics
 
     def record_event(
         self,

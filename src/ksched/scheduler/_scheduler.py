@@ -19,6 +19,7 @@ import anyio.abc
 from .._errors import SchedulerClosedError
 from ..cluster import ClusterStore
 from ..config import SchedulerConfig
+from ..framework import MetricsRecorder
 from ._diagnosis import SchedulingEvent
 from ._event_handlers import EventHandlers
 from ._profiles import Registry
@@ -48,6 +49,7 @@ class Scheduler(SchedulingCycle, EventHandlers):
         plugin_timeout: float = 30.0,
         timings: bool = False,
         opportunistic_batching: bool = True,
+        metrics: MetricsRecorder | None = None,
     ) -> None:
         super().__init__(
             config,
@@ -59,6 +61,7 @@ class Scheduler(SchedulingCycle, EventHandlers):
             plugin_timeout=plugin_timeout,
             timings=timings,
             opportunistic_batching=opportunistic_batching,
+            metrics=metrics,
         )
         self.cluster.subscribe(self._on_change)
         for node in self.cluster.nodes():

@@ -48,8 +48,10 @@ class SchedulingCycle(BindingCycle):
         record.attempts = qpi.attempts
         self._emit("Attempted", pod, attempts=qpi.attempts)
         state = CycleState()
+        self._profile_name = fw.profile_name
+        started = anyio.current_time() if self._measure else 0.0
         if self.timings:
-            started = self._attempt_started[pod.uid] = anyio.current_time()
+            self._attempt_started[pod.uid] = started
         try:
             with anyio.fail_after(
                 self.plugin_timeout if fw.filters_async or fw.scores_async else math.inf
@@ -73,13 +75,16 @@ class SchedulingCycle(BindingCycle):
         if self.timings:
             self.attempt_seconds += anyio.current_time() - started
         if isinstance(result, Failure):
+            if self.metrics is not None:
+                outcome = "unschedulable" if result.status.is_rejected else "error"
+                self.metrics.attempt(outcome, fw.profile_name, anyio.current_time() - started)
             await self._handle_failure(fw, qpi, result)
             return
         assumed, node_name, waiting = result
         self._binding_tasks += 1
         assert self._binding_tg is not None
         self._binding_tg.start_soon(
-            self._binding_cycle, fw, state, qpi, assumed, node_name, waiting
+            self._binding_cycle, fw, state, qpi, assumed, node_name, waiting, started
         )
 
     async def _scheduling_cycle(
@@ -96,7 +101,10 @@ class SchedulingCycle(BindingCycle):
                 ),
                 clear_nomination=True,
             )
+        t = anyio.current_time() if self.metrics is not None else 0.0
         found = await self._schedule_pod(fw, state, pod, report)
+        if self.metrics is not None:
+            t = self._spent_algorithm(t)
         if report is not None:
             self._record_attempt(pod, report)
         if isinstance(found, FitError):
@@ -104,6 +112,8 @@ class SchedulingCycle(BindingCycle):
             clear = True
             if fw.has_post_filter_plugins:
                 result, status = await fw.run_post_filter(state, pod, found.statuses)
+                if self._measure:
+                    self._spent("PostFilter", t, status)
                 found.post_filter_message = status.message
                 # No result keeps the current nomination; an empty one clears it.
                 clear = result is not None and not result.nominated_node_name
@@ -139,17 +149,17 @@ class SchedulingCycle(BindingCycle):
     async def _reserve_and_permit(
         self, fw: Framework, state: CycleState, pod: Pod, assumed: Pod, node_name: str
     ) -> Failure | tuple[Pod, str, WaitingPod | None]:
-        t = anyio.current_time() if self.timings else 0.0
+        t = anyio.current_time() if self._measure else 0.0
         status = await fw.run_reserve(state, assumed, node_name)
-        if self.timings:
-            t = self._spent("Reserve", t)
+        if self._measure:
+            t = self._spent("Reserve", t, status)
         if not status.is_success:
             await fw.run_unreserve(state, assumed, node_name)
             self.cache.forget_pod(assumed)
             return self._single_node_failure(pod, node_name, status)
         status, waiting = await fw.run_permit(state, assumed, node_name, anyio.current_time())
-        if self.timings:
-            self._spent("Permit", t)
+        if self._measure:
+            self._spent("Permit", t, status)
         if status.code is not Code.WAIT and not status.is_success:
             await fw.run_unreserve(state, assumed, node_name)
             self.cache.forget_pod(assumed)
@@ -172,11 +182,11 @@ class SchedulingCycle(BindingCycle):
     ) -> str | FitError | Status:
         """Find a node: PreFilter, Filter, PreScore, Score, select. # schedule_one.go schedulePod"""
         all_nodes = self.snapshot.list()
-        timings = self.timings
+        timings = self._measure
         t = anyio.current_time() if timings else 0.0
         pre_result, status, rejectors = await fw.run_pre_filter(state, pod, all_nodes)
         if timings:
-            t = self._spent("PreFilter", t)
+            t = self._spent("PreFilter", t, status)
         if report is not None:
             report.pre_filter = status
         if not status.is_success:
@@ -286,7 +296,7 @@ class SchedulingCycle(BindingCycle):
             return choice
         status = await fw.run_pre_score(state, pod, feasible)
         if timings:
-            t = self._spent("PreScore", t)
+            t = self._spent("PreScore", t, status)
         if not status.is_success:
             return status
         scores = await fw.run_score(

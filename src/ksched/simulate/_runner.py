@@ -10,7 +10,7 @@ import attrs
 
 from ..api import KubeObject, Node, Pod, pod_requests
 from ..cluster import InMemoryCluster, object_key
-from ..framework import Code, Resource, Status
+from ..framework import Code, MetricsRecorder, Resource, Status
 from ..scheduler import AttemptReport, Registry, Scheduler, SchedulingEvent
 from ._claims import stateful_set_claims
 from ._controllers import Controllers, owner_of
@@ -96,6 +96,7 @@ class _Run:
         events: bool = True,
         history: bool = False,
         opportunistic_batching: bool = True,
+        metrics: MetricsRecorder | None = None,
     ) -> None:
         self.scenario = scenario
         self.explain_sink = explain_sink
@@ -133,6 +134,7 @@ class _Run:
             explain=explain,
             observer=self._observe,
             opportunistic_batching=opportunistic_batching,
+            metrics=metrics,
         )
 
     def _observe(self, event: SchedulingEvent) -> None:
@@ -414,6 +416,7 @@ def run_scenario(
     events: bool = True,
     history: bool = False,
     opportunistic_batching: bool = True,
+    metrics: MetricsRecorder | None = None,
 ) -> dict[str, Any]:
     """Run a scenario on trio's simulated clock; returns the JSON report.
 
@@ -432,6 +435,7 @@ def run_scenario(
         events: include ``events`` (the timeline of scheduling events).
         history: include ``history`` (usage samples and bound pods over time, for plots).
         opportunistic_batching: the OpportunisticBatching feature gate (on by default).
+        metrics: where the scheduler records its metrics (durations in simulated time).
     """
     import trio.testing
 
@@ -452,6 +456,7 @@ def run_scenario(
             events=events,
             history=history,
             opportunistic_batching=opportunistic_batching,
+            metrics=metrics,
         )
         run.t0 = anyio.current_time()
         async with anyio.create_task_group() as tg:

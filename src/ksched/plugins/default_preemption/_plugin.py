@@ -92,6 +92,7 @@ class DefaultPreemption:
         ] = {}
         self._victims_cache: dict[str, VictimsEntry] = {}
         self._visit_cache = VisitCache()
+        self._victims = 0
 
     @classmethod
     def new(cls, args: Mapping[str, Any] | None, handle: Handle) -> DefaultPreemption:
@@ -106,7 +107,13 @@ class DefaultPreemption:
     async def post_filter(
         self, state: CycleState, pod: Pod, statuses: NodeToStatus
     ) -> tuple[PostFilterResult | None, Status | None]:
-        result, status = await self.preempt(state, pod, statuses)
+        self._victims = 0
+        try:
+            result, status = await self.preempt(state, pod, statuses)
+        finally:
+            metrics = self.handle.metrics
+            if metrics is not None:  # default_preemption.go PostFilter; preemption.go Preempt
+                metrics.preemption(self._victims)
         if status.message:
             return result, Status(status.code, (MSG_PREFIX + status.message,))
         return result, None if status.is_success else status
@@ -140,6 +147,7 @@ class DefaultPreemption:
         best = self.select_candidate(candidates)
         if best is None or not best.name:
             return None, Status(Code.UNSCHEDULABLE, (MSG_NO_CANDIDATE,))
+        self._victims = len(best.victims.pods)
         status = await self.prepare_candidate(best, pod)
         if not status.is_success:
             return None, status

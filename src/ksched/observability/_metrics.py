@@ -1,0 +1,289 @@
+"""kube-scheduler's metrics, with upstream's names, labels and buckets, per Scheduler.
+
+# pkg/scheduler/metrics/metrics.go, profile_metrics.go
+One :class:`SchedulerMetrics` per Scheduler, on its own ``CollectorRegistry`` (or the
+embedder's), so two schedulers in one process never collide. The engine records into
+plain per-label accumulators (a bucket index and two additions per observation, no
+lock: everything runs on the one event loop); they become prometheus_client metric
+families when the registry is collected. The gauges that describe state (pending pods by
+queue, unschedulable pods by plugin, cache sizes, running tasks) are read from the
+scheduler at collection time too, so they cost nothing on the hot path. Per-plugin
+durations are for a sample of cycles, as upstream's pluginMetricsSamplePercent.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
+
+from prometheus_client import CollectorRegistry
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    Metric,
+)
+from prometheus_client.registry import Collector
+
+__all__ = [
+    "PLUGIN_METRICS_SAMPLE_PERCENT",
+    "SchedulerMetrics",
+    "exponential_buckets",
+]
+
+PLUGIN_METRICS_SAMPLE_PERCENT = 10
+"""Upstream records per-plugin durations in this share of scheduling cycles."""
+
+
+def exponential_buckets(start: float, factor: float, count: int) -> list[float]:
+    """component-base ExponentialBuckets: ``count`` bounds from ``start``, each ``factor``
+    times the last."""
+    return [start * factor**i for i in range(count)]
+
+
+class _Counter:
+    """A counter by label values."""
+
+    def __init__(self, name: str, help: str, labels: Sequence[str] = ()) -> None:
+        self.name, self.help, self.labels = name, help, list(labels)
+        self.values: dict[tuple[str, ...], float] = {} if labels else {(): 0.0}
+
+    def inc(self, key: tuple[str, ...], amount: float = 1.0) -> None:
+        self.values[key] = self.values.get(key, 0.0) + amount
+
+    def family(self) -> Metric:
+        out = CounterMetricFamily(self.name, self.help, labels=self.labels)
+        for key, value in self.values.items():
+            out.add_metric(list(key), value)
+        return out
+
+
+class _Histogram:
+    """A histogram by label values: per key, counts per bucket (the last: +Inf) and sum."""
+
+    def __init__(
+        self, name: str, help: str, buckets: Sequence[float], labels: Sequence[str] = ()
+    ) -> None:
+        self.name, self.help, self.labels = name, help, list(labels)
+        self.bounds = list(buckets)
+        self.series: dict[tuple[str, ...], list[float]] = {}
+        if not labels:  # a metric without labels is shown from the start, at zero
+            self.series[()] = [0.0] * (len(self.bounds) + 2)
+
+    def observe(self, key: tuple[str, ...], value: float) -> None:
+        series = self.series.get(key)
+        if series is None:
+            series = self.series[key] = [0.0] * (len(self.bounds) + 2)
+        series[bisect.bisect_left(self.bounds, value)] += 1
+        series[-1] += value
+
+    def family(self) -> Metric:
+        out = HistogramMetricFamily(self.name, self.help, labels=self.labels)
+        for key, series in self.series.items():
+            cumulative, buckets = 0.0, []
+            for bound, count in zip((*self.bounds, float("inf")), series[:-1], strict=True):
+                cumulative += count
+                buckets.append((_bound_text(bound), cumulative))
+            out.add_metric(list(key), buckets, series[-1])
+        return out
+
+
+def _bound_text(bound: float) -> str:
+    return "+Inf" if bound == float("inf") else repr(float(bound))
+
+
+class _Families(Collector):
+    def __init__(self, owner: SchedulerMetrics) -> None:
+        self._owner = owner
+
+    def collect(self) -> Iterator[Metric]:
+        yield from self._owner.families()
+
+
+class SchedulerMetrics:
+    """The metrics of one Scheduler.
+
+    Args:
+        registry: where the metrics are registered; a new registry when None.
+        sample_percent: the share of cycles whose per-plugin durations are recorded.
+    """
+
+    def __init__(
+        self,
+        registry: CollectorRegistry | None = None,
+        *,
+        sample_percent: int = PLUGIN_METRICS_SAMPLE_PERCENT,
+    ) -> None:
+        self.registry = registry if registry is not None else CollectorRegistry()
+        self.sample_percent = sample_percent
+        ms = exponential_buckets(0.001, 2, 15)
+        self.schedule_attempts = _Counter(
+            "scheduler_schedule_attempts",
+            "Number of attempts to schedule pods, by the result. 'unschedulable' means a pod "
+            "could not be scheduled, while 'error' means an internal scheduler problem.",
+            ["result", "profile"],
+        )
+        self.scheduling_attempt_duration = _Histogram(
+            "scheduler_scheduling_attempt_duration_seconds",
+            "Scheduling attempt latency in seconds (scheduling algorithm + binding)",
+            ms,
+            ["result", "profile"],
+        )
+        self.scheduling_algorithm_duration = _Histogram(
+            "scheduler_scheduling_algorithm_duration_seconds",
+            "Scheduling algorithm latency in seconds",
+            ms,
+        )
+        self.preemption_victims = _Histogram(
+            "scheduler_preemption_victims",
+            "Number of selected preemption victims",
+            exponential_buckets(1, 2, 7),
+        )
+        self.preemption_attempts = _Counter(
+            "scheduler_preemption_attempts", "Total preemption attempts in the cluster till now"
+        )
+        self.pod_scheduling_sli_duration = _Histogram(
+            "scheduler_pod_scheduling_sli_duration_seconds",
+            "E2e latency for a pod being scheduled, from the time the pod enters the scheduling "
+            "queue and might involve multiple scheduling attempts.",
+            exponential_buckets(0.01, 2, 20),
+            ["attempts"],
+        )
+        self.pod_scheduling_attempts = _Histogram(
+            "scheduler_pod_scheduling_attempts",
+            "Number of attempts to successfully schedule a pod.",
+            exponential_buckets(1, 2, 5),
+        )
+        self.framework_extension_point_duration = _Histogram(
+            "scheduler_framework_extension_point_duration_seconds",
+            "Latency for running all plugins of a specific extension point.",
+            exponential_buckets(0.0001, 2, 12),
+            ["extension_point", "status", "profile"],
+        )
+        self.plugin_execution_duration = _Histogram(
+            "scheduler_plugin_execution_duration_seconds",
+            "Duration for running a plugin at a specific extension point.",
+            exponential_buckets(0.00001, 1.5, 20),
+            ["plugin", "extension_point", "status"],
+        )
+        self.queue_incoming_pods = _Counter(
+            "scheduler_queue_incoming_pods",
+            "Number of pods added to scheduling queues by event and queue type.",
+            ["queue", "event"],
+        )
+        self.permit_wait_duration = _Histogram(
+            "scheduler_permit_wait_duration_seconds",
+            "Duration of waiting on permit.",
+            ms,
+            ["result"],
+        )
+        self._recorded: list[_Counter | _Histogram] = [
+            self.schedule_attempts,
+            self.scheduling_attempt_duration,
+            self.scheduling_algorithm_duration,
+            self.preemption_victims,
+            self.preemption_attempts,
+            self.pod_scheduling_sli_duration,
+            self.pod_scheduling_attempts,
+            self.framework_extension_point_duration,
+            self.plugin_execution_duration,
+            self.queue_incoming_pods,
+            self.permit_wait_duration,
+        ]
+        self._cycles = 0
+        self._state: Callable[[], Mapping[str, Any]] | None = None
+        self.registry.register(_Families(self))
+
+    # ---- wiring -------------------------------------------------------------------------
+
+    def watch(self, read_state: Callable[[], Mapping[str, Any]]) -> None:
+        """Read the state gauges through ``read_state`` when collected."""
+        self._state = read_state
+
+    def sample_cycle(self) -> bool:
+        """Whether this scheduling cycle records per-plugin durations (every n-th cycle,
+        where upstream draws at random with the same share)."""
+        if self.sample_percent <= 0:
+            return False
+        self._cycles += 1
+        return self._cycles % max(100 // self.sample_percent, 1) == 0
+
+    # ---- recording (profile_metrics.go) ---------------------------------------------------
+
+    def attempt(self, result: str, profile: str, seconds: float) -> None:
+        """PodScheduled / PodUnschedulable / PodScheduleError: ``result`` is
+        ``scheduled``, ``unschedulable`` or ``error``."""
+        self.schedule_attempts.inc((result, profile))
+        self.scheduling_attempt_duration.observe((result, profile), seconds)
+
+    def algorithm(self, seconds: float) -> None:
+        """schedulePod's duration (scheduling_algorithm_duration_seconds)."""
+        self.scheduling_algorithm_duration.observe((), seconds)
+
+    def scheduled(self, attempts: int, since_first_queued: float) -> None:
+        """A pod bound: its attempts and its SLI duration (attempts label as upstream:
+        the count, ``15+`` past 15)."""
+        self.pod_scheduling_attempts.observe((), attempts)
+        label = str(attempts) if attempts < 15 else "15+"
+        self.pod_scheduling_sli_duration.observe((label,), since_first_queued)
+
+    def extension_point(self, point: str, status: str, profile: str, seconds: float) -> None:
+        self.framework_extension_point_duration.observe((point, status, profile), seconds)
+
+    def plugin(self, plugin: str, point: str, status: str, seconds: float) -> None:
+        self.plugin_execution_duration.observe((plugin, point, status), seconds)
+
+    def incoming(self, queue: str, event: str) -> None:
+        self.queue_incoming_pods.inc((queue, event))
+
+    def preemption(self, victims: int) -> None:
+        """A preemption attempt and, when it chose a node, how many victims it took."""
+        self.preemption_attempts.inc(())
+        if victims:
+            self.preemption_victims.observe((), victims)
+
+    def permit_wait(self, result: str, seconds: float) -> None:
+        self.permit_wait_duration.observe((result,), seconds)
+
+    # ---- collection -----------------------------------------------------------------------
+
+    def families(self) -> Iterator[Metric]:
+        """Every metric family, as the registry collects them."""
+        for metric in self._recorded:
+            yield metric.family()
+        if self._state is None:
+            return
+        state = self._state()
+        gauges: list[tuple[str, str, list[str], Mapping[Any, float]]] = [
+            (
+                "scheduler_pending_pods",
+                "Number of pending pods, by the queue type.",
+                ["queue"],
+                state["pending"],
+            ),
+            (
+                "scheduler_unschedulable_pods",
+                "The number of unschedulable pods broken down by plugin name.",
+                ["plugin", "profile"],
+                state["unschedulable"],
+            ),
+            (
+                "scheduler_scheduler_cache_size",
+                "Number of nodes, pods, and assumed (bound) pods in the scheduler cache.",
+                ["type"],
+                state["cache"],
+            ),
+            (
+                "scheduler_tasks",
+                "Number of running tasks split by the work they do such as binding "
+                "(kube-scheduler's scheduler_goroutines).",
+                ["operation"],
+                state["tasks"],
+            ),
+        ]
+        for name, help_text, labels, values in gauges:
+            gauge = GaugeMetricFamily(name, help_text, labels=labels)
+            for key, value in values.items():
+                gauge.add_metric(list(key) if isinstance(key, tuple) else [key], value)
+            yield gauge
