@@ -24,6 +24,7 @@ from .._errors import ConfigError
 from ..config import SchedulerConfig, load_config
 from ..observability import SchedulerMetrics
 from ..observability._health import HealthServer, parse_address
+from ..observability._logging import configure_logging
 from ..scheduler import Scheduler
 from ._client import KubeClient, KubeConfig, TokenBucket, in_cluster_config, load_kubeconfig
 from ._leader import LeaderElector, LeadershipLostError
@@ -66,7 +67,19 @@ def add_run_parser(sub: Any) -> None:
         metavar="HOST:PORT",
         help="where /healthz /livez /readyz and /metrics are served (default 127.0.0.1:10259)",
     )
-    run_p.add_argument("-v", "--verbose", action="count", default=0, help="log more")
+    run_p.add_argument(
+        "-v",
+        "--verbose",
+        action="count",
+        default=0,
+        help="log more: -v binds, -vv debug (default: failures, warnings, lifecycle)",
+    )
+    run_p.add_argument(
+        "--log-format",
+        choices=("text", "json"),
+        default="text",
+        help="key=value lines (default) or one JSON object per line",
+    )
     run_p.set_defaults(run=_command)
 
 
@@ -101,12 +114,7 @@ def _command(args: argparse.Namespace) -> int:
             raise ConfigError(f"{args.config}: {exc}") from exc
     kube = resolve_kubeconfig(args.kubeconfig, config, args.master)
     host, port = parse_address(args.health_address)
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose > 1 else logging.INFO,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
-    logging.getLogger("httpx").setLevel(logging.WARNING if args.verbose < 2 else logging.INFO)
+    configure_logging(args.verbose, args.log_format, sys.stderr)
     backend = os.environ.get("KSCHED_ASYNC_BACKEND", "asyncio")
     options = RunOptions(
         health_host=host, health_port=port, ready_file=os.environ.get("KSCHED_READY_FILE")

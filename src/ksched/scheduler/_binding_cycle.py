@@ -8,6 +8,8 @@ Unreserve runs shielded, the assumed pod is forgotten and the pod is requeued.
 
 from __future__ import annotations
 
+import logging
+
 import anyio
 
 from ..api import Pod
@@ -19,6 +21,8 @@ from ._diagnosis import FitError
 from ._failure import FailureHandling
 
 __all__ = ["BindingCycle"]
+
+bind_logger = logging.getLogger("ksched.scheduler.binding")
 
 
 class BindingCycle(FailureHandling):
@@ -79,6 +83,9 @@ class BindingCycle(FailureHandling):
                 return
             self.queue.done(assumed.uid)
             self._emit("Bound", assumed, node=node_name)
+            if bind_logger.isEnabledFor(logging.INFO):
+                pairs = {"pod": assumed.key, "node": node_name}
+                bind_logger.info("Successfully bound pod to node", extra={"kv": pairs})
             if metrics is not None:
                 # schedule_one.go bindingCycle: PodScheduled, attempts, the SLI duration
                 now = anyio.current_time()

@@ -5,11 +5,15 @@
 
 from __future__ import annotations
 
+import logging
+
 from ..framework import PodInfo, QueuedPodInfo
 from ..framework._runtime import Framework
 from ._base import Failure, PodRecord, SchedulerBase
 
 __all__ = ["NOTE_LENGTH_LIMIT", "FailureHandling", "truncate_note"]
+
+logger = logging.getLogger("ksched.scheduler")
 
 NOTE_LENGTH_LIMIT = 1024
 """events.k8s.io/v1 ``note`` limit (apis/events/validation NoteLengthLimit)."""
@@ -54,6 +58,16 @@ class FailureHandling(SchedulerBase):
             self.queue.delete_nominated_pod_if_exists(pod)
         reason = "Unschedulable" if status.is_rejected else "SchedulerError"
         self._emit(reason, pod, message=status.message, attempts=qpi.attempts)
+        # schedule_one.go handleSchedulingFailure: one line per failure, never per node
+        if status.is_rejected:
+            if logger.isEnabledFor(logging.INFO):
+                pairs = {"pod": pod.key, "err": status.message}
+                logger.info("Unable to schedule pod; no fit; waiting", extra={"kv": pairs})
+        else:
+            logger.error(
+                "Error scheduling pod; retrying",
+                extra={"kv": {"pod": pod.key, "err": status.message}},
+            )
         self.cluster_event(
             pod, None, "Warning", "FailedScheduling", "Scheduling", truncate_note(status.message)
         )
