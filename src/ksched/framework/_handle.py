@@ -32,9 +32,6 @@ class MetricsRecorder(Protocol):
     def watch(self, read_state: Callable[[], Mapping[str, Any]]) -> None:
         """Read the state gauges through ``read_state`` when collected."""
 
-    def sample_cycle(self) -> bool:
-        """Whether this scheduling cycle records per-plugin durations."""
-
     def attempt(self, result: str, profile: str, seconds: float) -> None:
         """An attempt ended: ``scheduled``, ``unschedulable`` or ``error``."""
 
@@ -46,9 +43,6 @@ class MetricsRecorder(Protocol):
 
     def extension_point(self, point: str, status: str, profile: str, seconds: float) -> None:
         """All of a profile's plugins at one extension point ran."""
-
-    def plugin(self, plugin: str, point: str, status: str, seconds: float) -> None:
-        """One plugin ran at an extension point (on sampled cycles)."""
 
     def incoming(self, queue: str, event: str) -> None:
         """A pod entered a sub-queue because of an event."""

@@ -7,11 +7,9 @@ from ._http import Response as Response
 from ._http import parse_address as parse_address
 from ._http import serve_http as serve_http
 from ._logging import configure_logging as configure_logging
-from ._metrics import PLUGIN_METRICS_SAMPLE_PERCENT as PLUGIN_METRICS_SAMPLE_PERCENT
 from ._metrics import SchedulerMetrics as SchedulerMetrics
 
 __all__ = [
-    "PLUGIN_METRICS_SAMPLE_PERCENT",
     "Handler",
     "HealthServer",
     "Request",

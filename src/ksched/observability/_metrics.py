@@ -7,8 +7,8 @@ plain per-label accumulators (a bucket index and two additions per observation, 
 lock: everything runs on the one event loop); they become prometheus_client metric
 families when the registry is collected. The gauges that describe state (pending pods by
 queue, unschedulable pods by plugin, cache sizes, running tasks) are read from the
-scheduler at collection time too, so they cost nothing on the hot path. Per-plugin
-durations are for a sample of cycles, as upstream's pluginMetricsSamplePercent.
+scheduler at collection time too, so they cost nothing on the hot path. docs/metrics.md
+lists where ksched's set differs from upstream's.
 """
 
 from __future__ import annotations
@@ -27,13 +27,9 @@ from prometheus_client.core import (
 from prometheus_client.registry import Collector
 
 __all__ = [
-    "PLUGIN_METRICS_SAMPLE_PERCENT",
     "SchedulerMetrics",
     "exponential_buckets",
 ]
-
-PLUGIN_METRICS_SAMPLE_PERCENT = 10
-"""Upstream records per-plugin durations in this share of scheduling cycles."""
 
 
 def exponential_buckets(start: float, factor: float, count: int) -> list[float]:
@@ -106,17 +102,13 @@ class SchedulerMetrics:
 
     Args:
         registry: where the metrics are registered; a new registry when None.
-        sample_percent: the share of cycles whose per-plugin durations are recorded.
     """
 
     def __init__(
         self,
         registry: CollectorRegistry | None = None,
-        *,
-        sample_percent: int = PLUGIN_METRICS_SAMPLE_PERCENT,
     ) -> None:
         self.registry = registry if registry is not None else CollectorRegistry()
-        self.sample_percent = sample_percent
         ms = exponential_buckets(0.001, 2, 15)
         self.schedule_attempts = _Counter(
             "scheduler_schedule_attempts",
@@ -161,12 +153,6 @@ class SchedulerMetrics:
             exponential_buckets(0.0001, 2, 12),
             ["extension_point", "status", "profile"],
         )
-        self.plugin_execution_duration = _Histogram(
-            "scheduler_plugin_execution_duration_seconds",
-            "Duration for running a plugin at a specific extension point.",
-            exponential_buckets(0.00001, 1.5, 20),
-            ["plugin", "extension_point", "status"],
-        )
         self.queue_incoming_pods = _Counter(
             "scheduler_queue_incoming_pods",
             "Number of pods added to scheduling queues by event and queue type.",
@@ -187,11 +173,9 @@ class SchedulerMetrics:
             self.pod_scheduling_sli_duration,
             self.pod_scheduling_attempts,
             self.framework_extension_point_duration,
-            self.plugin_execution_duration,
             self.queue_incoming_pods,
             self.permit_wait_duration,
         ]
-        self._cycles = 0
         self._state: Callable[[], Mapping[str, Any]] | None = None
         self.registry.register(_Families(self))
 
@@ -200,14 +184,6 @@ class SchedulerMetrics:
     def watch(self, read_state: Callable[[], Mapping[str, Any]]) -> None:
         """Read the state gauges through ``read_state`` when collected."""
         self._state = read_state
-
-    def sample_cycle(self) -> bool:
-        """Whether this scheduling cycle records per-plugin durations (every n-th cycle,
-        where upstream draws at random with the same share)."""
-        if self.sample_percent <= 0:
-            return False
-        self._cycles += 1
-        return self._cycles % max(100 // self.sample_percent, 1) == 0
 
     # ---- recording (profile_metrics.go) ---------------------------------------------------
 
@@ -230,9 +206,6 @@ class SchedulerMetrics:
 
     def extension_point(self, point: str, status: str, profile: str, seconds: float) -> None:
         self.framework_extension_point_duration.observe((point, status, profile), seconds)
-
-    def plugin(self, plugin: str, point: str, status: str, seconds: float) -> None:
-        self.plugin_execution_duration.observe((plugin, point, status), seconds)
 
     def incoming(self, queue: str, event: str) -> None:
         self.queue_incoming_pods.inc((queue, event))
