@@ -473,9 +473,11 @@ def _parser(argv: Sequence[str]) -> argparse.ArgumentParser:
     plugins.set_defaults(run=_plugins)
 
     _add_bench(sub, argv)
+    from ..extender._serve import add_extender_parser
     from ..kube._run import add_run_parser
 
     add_run_parser(sub)
+    add_extender_parser(sub, plugin_option)
     return parser
 
 

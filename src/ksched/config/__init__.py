@@ -7,6 +7,8 @@ from ._connection import ClientConnection as ClientConnection
 from ._connection import LeaderElection as LeaderElection
 from ._connection import parse_client_connection as parse_client_connection
 from ._connection import parse_leader_election as parse_leader_election
+from ._extenders import ExtenderConfig as ExtenderConfig
+from ._extenders import ManagedResource as ManagedResource
 from ._scheduler_config import API_VERSION as API_VERSION
 from ._scheduler_config import DEFAULT_PLUGIN_ARGS as DEFAULT_PLUGIN_ARGS
 from ._scheduler_config import DEFAULT_PLUGINS as DEFAULT_PLUGINS
@@ -34,7 +36,9 @@ __all__ = [
     "PROTOBUF",
     "REMOVED_PLUGINS",
     "ClientConnection",
+    "ExtenderConfig",
     "LeaderElection",
+    "ManagedResource",
     "PluginRef",
     "PluginSet",
     "Profile",

@@ -20,6 +20,7 @@ from ._connection import (
     parse_client_connection,
     parse_leader_election,
 )
+from ._extenders import ExtenderConfig, parse_extenders
 
 __all__ = [
     "DEFAULT_PLUGINS",
@@ -132,6 +133,8 @@ class SchedulerConfig:
     pod_max_backoff_seconds: float = 10.0
     client_connection: ClientConnection = attrs.field(factory=ClientConnection)
     leader_election: LeaderElection = attrs.field(factory=LeaderElection)
+    extenders: tuple[ExtenderConfig, ...] = ()
+    """The HTTP extenders, called after the Filter and Score plugins and for Bind."""
 
     def profile(self, scheduler_name: str) -> Profile | None:
         return next((p for p in self.profiles if p.scheduler_name == scheduler_name), None)
@@ -379,6 +382,7 @@ def parse_config(data: Mapping[str, Any] | None) -> SchedulerConfig:
         pod_max_backoff_seconds=float(maximum),
         client_connection=parse_client_connection(data.get("clientConnection")),
         leader_election=parse_leader_election(data.get("leaderElection")),
+        extenders=parse_extenders(data.get("extenders")),
     )
 
 

@@ -15,10 +15,12 @@ from ._profiles import implemented_points as implemented_points
 from ._registry import ENTRY_POINT_GROUP as ENTRY_POINT_GROUP
 from ._registry import plugin_registry as plugin_registry
 from ._scheduler import Scheduler as Scheduler
+from ._scheduling_cycle import Evaluation as Evaluation
 
 __all__ = [
     "ENTRY_POINT_GROUP",
     "AttemptReport",
+    "Evaluation",
     "FitError",
     "PodRecord",
     "Registry",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 from collections import Counter
 from collections.abc import Callable, Collection, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.abc
@@ -28,6 +28,9 @@ from ..framework._waiting import WaitingPods
 from ..queue import SchedulingQueue
 from ._diagnosis import AttemptReport, FitError, SchedulingEvent
 from ._handle import FrameworkHandle
+
+if TYPE_CHECKING:
+    from ..extender import ExtenderClient
 from ._profiles import Registry, build_framework
 
 __all__ = ["Failure", "PodRecord", "SchedulerBase", "num_feasible_nodes_to_find"]
@@ -93,6 +96,12 @@ class SchedulerBase:
         self.metrics = metrics
         """The Prometheus metrics, when kept (``Scheduler(metrics=SchedulerMetrics())``)."""
         self._measure = timings or metrics is not None
+        self.extenders: list[ExtenderClient] = []
+        """The configured extenders (``extenders:``), called after Filter and Score."""
+        if self.config.extenders:
+            from ..extender import ExtenderClient
+
+            self.extenders = [ExtenderClient.new(c) for c in self.config.extenders]
         """Time the extension points (for ``timings`` or the metrics)."""
         self._profile_name = ""
         """Measure attempts: ``attempt_start`` on outcome events, seconds per extension point."""

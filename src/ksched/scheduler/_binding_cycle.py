@@ -18,6 +18,7 @@ from ..framework._events import ASSIGNED_POD_DELETE
 from ..framework._runtime import Framework
 from ._base import Failure, is_cancel
 from ._diagnosis import FitError
+from ._extenders import bind_by_extender
 from ._failure import FailureHandling
 
 __all__ = ["BindingCycle"]
@@ -72,7 +73,15 @@ class BindingCycle(FailureHandling):
                 if self._measure:
                     t = self._spent("PreBind", t, status, profile)
                 if status.is_success:
-                    status = await fw.run_bind(state, assumed, node_name)
+                    by_extender = (
+                        await bind_by_extender(self.extenders, assumed, node_name)
+                        if self.extenders
+                        else None
+                    )
+                    if by_extender is not None:
+                        status = by_extender
+                    else:
+                        status = await fw.run_bind(state, assumed, node_name)
                     self.cache.finish_binding(assumed)
                     if self._measure:
                         t = self._spent("Bind", t, status, profile)

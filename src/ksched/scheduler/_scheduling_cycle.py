@@ -24,8 +24,21 @@ from ..framework._table import IntArray
 from ._base import FITS, Failure, PodRecord, is_cancel, num_feasible_nodes_to_find
 from ._binding_cycle import BindingCycle
 from ._diagnosis import AttemptReport, FitError, plugin_decisions
+from ._extenders import filter_by_extenders, prioritize_by_extenders
 
-__all__ = ["SchedulingCycle"]
+__all__ = ["Evaluation", "SchedulingCycle"]
+
+
+@attrs.frozen
+class Evaluation:
+    """What :meth:`SchedulingCycle.evaluate` found: the feasible nodes, the others'
+    statuses, the totals (with ``score``) and the highest total possible."""
+
+    feasible: list[str] = attrs.field(factory=list)
+    statuses: NodeToStatus = attrs.field(factory=NodeToStatus)
+    totals: dict[str, int] = attrs.field(factory=dict)
+    max_total: int = 0
+    error: Status | None = None
 
 
 class SchedulingCycle(BindingCycle):
@@ -200,7 +213,9 @@ class SchedulingCycle(BindingCycle):
                 pre_filter_message=status.message,
             )
         statuses = NodeToStatus()
-        batch = fw.batch if self.opportunistic_batching else None
+        extenders = self.extenders
+        # Extenders judge nodes the pod signature cannot see: no batching hints with them.
+        batch = fw.batch if self.opportunistic_batching and not extenders else None
         hint: str | None = None
         signature: PodSignature | None = None
         if batch is not None:
@@ -226,7 +241,12 @@ class SchedulingCycle(BindingCycle):
                 )
                 if outcome.error is not None:
                     return outcome.error
-                if outcome.feasible:
+                passed: Sequence[NodeInfo] | Status = outcome.feasible
+                if extenders and outcome.feasible:
+                    passed = await filter_by_extenders(extenders, pod, outcome.feasible, statuses)
+                    if isinstance(passed, Status):
+                        return passed
+                if passed:
                     if report is not None:
                         report.filter[first] = FITS
                         report.selected = first
@@ -279,7 +299,18 @@ class SchedulingCycle(BindingCycle):
             report.filter.update(dict.fromkeys((i.name for i in outcome.feasible), FITS))
         if outcome.error is not None:
             return outcome.error
-        feasible = outcome.feasible
+        feasible: Sequence[NodeInfo] = outcome.feasible
+        rows = outcome.rows
+        if extenders and feasible:
+            kept = await filter_by_extenders(extenders, pod, feasible, statuses)
+            if isinstance(kept, Status):
+                return kept
+            if len(kept) != len(feasible):
+                feasible, rows = kept, None
+            if report is not None:
+                for name, st in statuses.items():
+                    if st.plugin and st.plugin.startswith(("http://", "https://")):
+                        report.filter[name] = st
         if not feasible:
             return FitError(
                 num_all_nodes=len(all_nodes),
@@ -299,11 +330,16 @@ class SchedulingCycle(BindingCycle):
             t = self._spent("PreScore", t, status)
         if not status.is_success:
             return status
-        scores = await fw.run_score(
-            state, pod, feasible, table=self.snapshot.table, rows=outcome.rows
-        )
+        scores = await fw.run_score(state, pod, feasible, table=self.snapshot.table, rows=rows)
         if scores.error is not None:
             return scores.error
+        if extenders:
+            added = await prioritize_by_extenders(extenders, pod, feasible)
+            if added:
+                extra = np.fromiter(
+                    (added.get(i.name, 0) for i in feasible), np.int64, len(feasible)
+                )
+                scores.total = scores.total + extra
         best = self._select_host(feasible, scores.total)
         if batch is not None:
             ranked = functools.partial(self._rank_others, feasible, scores.total, best)
@@ -316,6 +352,55 @@ class SchedulingCycle(BindingCycle):
             report.skipped_score_plugins = set(state.skip_score_plugins)
             report.selected = best
         return best
+
+    async def evaluate(
+        self, pod: Pod, node_names: Sequence[str] | None = None, *, score: bool = False
+    ) -> Evaluation:
+        """What the pod's profile says of these nodes (all when None), without assuming or
+        binding anything: PreFilter and Filter on every node, and with ``score`` PreScore
+        and Score on the feasible ones. For ``ksched extender serve`` and what-if tools."""
+        fw = self._framework_for(pod)
+        if fw is None:
+            return Evaluation(
+                error=Status(Code.ERROR, (f"no profile {pod.spec.scheduler_name!r}",))
+            )
+        self.cache.update_snapshot(self.snapshot)
+        infos = [
+            info
+            for info in (
+                self.snapshot.list()
+                if node_names is None
+                else [self.snapshot.get(name) for name in node_names]
+            )
+            if info is not None
+        ]
+        state = CycleState()
+        _, status, _ = await fw.run_pre_filter(state, pod, infos)
+        statuses = NodeToStatus(status)
+        if not status.is_success:
+            if not status.is_rejected:
+                return Evaluation(error=status)
+            return Evaluation(statuses=statuses)
+        outcome = await fw.find_feasible(
+            state, pod, infos, start=0, limit=len(infos), need_statuses=True
+        )
+        if outcome.error is not None:
+            return Evaluation(error=outcome.error)
+        statuses = NodeToStatus()
+        statuses.update(outcome.statuses.items())
+        feasible = [info.name for info in outcome.feasible]
+        if not score or not feasible or not fw.has_score_plugins:
+            return Evaluation(feasible=feasible, statuses=statuses)
+        status = await fw.run_pre_score(state, pod, outcome.feasible)
+        if not status.is_success:
+            return Evaluation(feasible=feasible, statuses=statuses, error=status)
+        scores = await fw.run_score(state, pod, outcome.feasible)
+        if scores.error is not None:
+            return Evaluation(feasible=feasible, statuses=statuses, error=scores.error)
+        weights = sum(w for name, w in fw.weights.items() if name in scores.plugin_scores)
+        return Evaluation(
+            feasible=feasible, statuses=statuses, totals=scores.totals, max_total=100 * weights
+        )
 
     def _select_host(self, feasible: Sequence[NodeInfo], totals: IntArray) -> str:
         """The highest total; ties broken uniformly at random (seedable), as upstream's

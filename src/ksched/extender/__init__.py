@@ -1,0 +1,19 @@
+"""Scheduler extenders, both sides: the client the engine calls after its Filter and Score
+plugins (and for Bind), and ``ksched extender serve``, which serves a profile's plugins to
+other schedulers over the same wire format."""
+
+from ._client import ExtenderClient as ExtenderClient
+from ._client import ExtenderError as ExtenderError
+from ._client import FilterResult as FilterResult
+from ._json import node_json as node_json
+from ._json import pod_json as pod_json
+from ._wire import MAX_EXTENDER_PRIORITY as MAX_EXTENDER_PRIORITY
+
+__all__ = [
+    "MAX_EXTENDER_PRIORITY",
+    "ExtenderClient",
+    "ExtenderError",
+    "FilterResult",
+    "node_json",
+    "pod_json",
+]

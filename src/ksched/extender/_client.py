@@ -1,0 +1,178 @@
+"""Calling extenders: one object per extender, with its config and an HTTP client.
+
+# pkg/scheduler/extender.go (HTTPExtender: Filter, Prioritize, Bind, IsInterested,
+# send), schedule_one.go (findNodesThatPassExtenders, prioritizeNodes, bind)
+Calls are awaited with the extender's ``httpTimeout``; connections are reused. A filter
+error fails the attempt unless the extender is ``ignorable``; prioritize errors are
+ignored, as upstream ignores them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import attrs
+import httpx
+
+from ..api import Node, Pod
+from ..config import ExtenderConfig
+from ._json import node_json
+from ._wire import MAX_EXTENDER_PRIORITY, WireError, field, mapping
+
+__all__ = ["ExtenderClient", "ExtenderError", "FilterResult"]
+
+
+class ExtenderError(Exception):
+    """An extender call failed (transport, timeout, HTTP status, malformed reply, or the
+    reply's ``Error``); the message names the extender."""
+
+
+@attrs.frozen
+class FilterResult:
+    """What an extender's filter said: the nodes that stay, and why the others went."""
+
+    node_names: tuple[str, ...]
+    failed: Mapping[str, str]
+    failed_and_unresolvable: Mapping[str, str]
+
+
+def _pod_requests_names(pod: Pod) -> set[str]:
+    names: set[str] = set()
+    for container in (*pod.spec.containers, *pod.spec.init_containers):
+        names.update(container.requests)
+        names.update(container.limits)
+    return names
+
+
+@attrs.define(eq=False)
+class ExtenderClient:
+    """One configured extender (upstream's HTTPExtender)."""
+
+    config: ExtenderConfig
+    http: httpx.AsyncClient
+
+    @classmethod
+    def new(cls, config: ExtenderConfig, http: httpx.AsyncClient | None = None) -> ExtenderClient:
+        """A client for ``config``; ``http`` shares a connection pool (else its own)."""
+        if http is None:
+            verify: Any = not bool(config.tls_config.get("insecure"))
+            ca = config.tls_config.get("caFile")
+            if ca and verify:
+                verify = str(ca)
+            http = httpx.AsyncClient(verify=verify)
+        return cls(config, http)
+
+    @property
+    def name(self) -> str:
+        return self.config.url_prefix
+
+    @property
+    def is_binder(self) -> bool:
+        return bool(self.config.bind_verb)
+
+    def is_interested(self, pod: Pod) -> bool:
+        """Every pod when it manages no resources; else pods asking for one of them."""
+        managed = self.config.managed_resources
+        if not managed:
+            return True
+        wanted = _pod_requests_names(pod)
+        return any(r.name in wanted for r in managed)
+
+    def _url(self, verb: str) -> str:
+        prefix = self.config.url_prefix.rstrip("/")
+        if self.config.enable_https and prefix.startswith("http://"):
+            prefix = "https://" + prefix[len("http://") :]
+        return f"{prefix}/{verb}"
+
+    async def _send(self, verb: str, body: Mapping[str, Any]) -> Any:
+        try:
+            response = await self.http.post(
+                self._url(verb),
+                content=json.dumps(body).encode(),
+                headers={"Content-Type": "application/json"},
+                timeout=self.config.http_timeout,
+            )
+        except httpx.TimeoutException:
+            raise ExtenderError(
+                f"extender {self.name}: {verb}: timed out after {self.config.http_timeout:g}s"
+            ) from None
+        except httpx.HTTPError as exc:
+            raise ExtenderError(f"extender {self.name}: {verb}: {exc}") from None
+        if response.status_code != 200:
+            raise ExtenderError(
+                f"extender {self.name}: {verb}: failed {verb} with extender at URL "
+                f"{self._url(verb)}, code {response.status_code}"
+            )
+        try:
+            return json.loads(response.content)
+        except ValueError as exc:
+            raise ExtenderError(f"extender {self.name}: {verb}: malformed reply: {exc}") from None
+
+    def _args(self, pod: Pod, raw_pod: Mapping[str, Any], nodes: Sequence[Node]) -> dict[str, Any]:
+        if self.config.node_cache_capable:
+            return {"Pod": raw_pod, "Nodes": None, "NodeNames": [n.name for n in nodes]}
+        return {
+            "Pod": raw_pod,
+            "Nodes": {"items": [node_json(n) for n in nodes]},
+            "NodeNames": None,
+        }
+
+    async def filter(
+        self, pod: Pod, raw_pod: Mapping[str, Any], nodes: Sequence[Node]
+    ) -> FilterResult:
+        """The extender's filter over ``nodes``; ExtenderError on any failure."""
+        reply = await self._send(self.config.filter_verb, self._args(pod, raw_pod, nodes))
+        try:
+            reply = mapping(reply, "ExtenderFilterResult")
+            error = field(reply, "Error") or ""
+            if error:
+                raise ExtenderError(f"extender {self.name}: filter: {error}")
+            if self.config.node_cache_capable:
+                names = field(reply, "NodeNames")
+                kept = tuple(str(n) for n in (names or ()))
+            else:
+                listed = field(reply, "Nodes")
+                items = field(mapping(listed, "Nodes"), "items") if listed is not None else None
+                kept = tuple(
+                    str(field(mapping(i, "node"), "metadata")["name"]) for i in items or ()
+                )
+            failed = dict(field(reply, "FailedNodes") or {})
+            unresolvable = dict(field(reply, "FailedAndUnresolvableNodes") or {})
+        except (WireError, KeyError, TypeError) as exc:
+            raise ExtenderError(f"extender {self.name}: filter: malformed reply: {exc}") from None
+        return FilterResult(kept, failed, unresolvable)
+
+    async def prioritize(
+        self, pod: Pod, raw_pod: Mapping[str, Any], nodes: Sequence[Node]
+    ) -> dict[str, int]:
+        """Node -> the extender's score (0..10) times its weight."""
+        reply = await self._send(self.config.prioritize_verb, self._args(pod, raw_pod, nodes))
+        try:
+            scores: dict[str, int] = {}
+            for entry in reply or ():
+                host = str(field(mapping(entry, "HostPriority"), "Host"))
+                score = int(field(entry, "Score") or 0)
+                scores[host] = min(max(score, 0), MAX_EXTENDER_PRIORITY) * self.config.weight
+        except (WireError, TypeError, ValueError) as exc:
+            raise ExtenderError(
+                f"extender {self.name}: prioritize: malformed reply: {exc}"
+            ) from None
+        return scores
+
+    async def bind(self, pod: Pod, node_name: str) -> None:
+        """Delegate the bind to the extender; ExtenderError when it failed."""
+        body = {
+            "PodName": pod.name,
+            "PodNamespace": pod.namespace,
+            "PodUID": pod.uid,
+            "Node": node_name,
+        }
+        reply = await self._send(self.config.bind_verb, body)
+        error = field(reply, "Error") if isinstance(reply, Mapping) else None
+        if error:
+            raise ExtenderError(f"extender {self.name}: bind: {error}")
+
+    async def aclose(self) -> None:
+        await self.http.aclose()

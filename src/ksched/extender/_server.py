@@ -1,0 +1,182 @@
+"""``ksched extender serve``: a profile's plugins, served to other schedulers as an extender.
+
+# pkg/scheduler/extender.go (what the calling scheduler sends and expects),
+# staging/src/k8s.io/kube-scheduler/extender/v1/types.go
+POST ``{prefix}/filter`` runs the profile's PreFilter and Filter on the nodes sent;
+``{prefix}/prioritize`` adds PreScore and Score, each node's weighted total mapped to the
+extender range 0..10; ``{prefix}/preempt`` accepts the victims as proposed. Nodes come in
+full (``Nodes``) or by name (``NodeNames``, for a ``nodeCacheCapable`` caller) from the
+nodes earlier requests carried. The server knows the nodes, not the pods running on
+them: it judges each node as its plugins see it empty. Bad requests get 400 with
+``Error``; a plugin fault is the ``Error`` of that request only.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from .._errors import KschedError
+from ..api import Node, Pod, read_object
+from ..cluster import InMemoryCluster
+from ..config import SchedulerConfig
+from ..framework import MAX_NODE_SCORE, Code
+from ..observability import Request, Response
+from ..scheduler import Registry, Scheduler
+from ._wire import MAX_EXTENDER_PRIORITY, WireError, field, mapping
+
+__all__ = ["ExtenderServer"]
+
+log = logging.getLogger("ksched.extender")
+
+
+def _json(status: int, body: Any) -> Response:
+    return Response(status, json.dumps(body).encode(), "application/json")
+
+
+@attrs.define(eq=False)
+class ExtenderServer:
+    """Serves one profile of ``config`` (its first, or ``profile``) under ``url_prefix``."""
+
+    config: SchedulerConfig
+    url_prefix: str = ""
+    profile: str | None = None
+    registry: Registry | None = None
+    cluster: InMemoryCluster = attrs.field(factory=InMemoryCluster)
+    _scheduler: Scheduler | None = None
+
+    def __attrs_post_init__(self) -> None:
+        names = [p.scheduler_name for p in self.config.profiles]
+        if self.profile is not None and self.profile not in names:
+            raise KschedError(f"--profile {self.profile}: no such profile (have {names})")
+        self.profile = self.profile or names[0]
+        self._scheduler = Scheduler(self.config, self.cluster, registry=self.registry)
+        self.url_prefix = "/" + self.url_prefix.strip("/") if self.url_prefix.strip("/") else ""
+
+    @property
+    def scheduler(self) -> Scheduler:
+        assert self._scheduler is not None
+        return self._scheduler
+
+    async def handle(self, request: Request) -> Response:
+        """The HTTP handler: the verbs under the prefix, and /healthz."""
+        if request.path == "/healthz":
+            return Response.text("ok")
+        verb = request.path[len(self.url_prefix) :].strip("/")
+        if not request.path.startswith(self.url_prefix) or verb not in (
+            "filter",
+            "prioritize",
+            "preempt",
+        ):
+            return Response.text("not found\n", 404)
+        if request.method != "POST":
+            return Response.text("method not allowed\n", 405)
+        try:
+            args = mapping(json.loads(request.body), "request")
+        except (ValueError, WireError) as exc:
+            return _json(400, {"Error": f"malformed request: {exc}"})
+        try:
+            if verb == "preempt":
+                return _json(200, self._preempt(args))
+            pod = self._pod(args)
+            names = self._nodes(args)
+        except (WireError, KschedError, ValueError, KeyError, TypeError) as exc:
+            return _json(400, {"Error": str(exc)})
+        if verb == "filter":
+            return _json(200, await self._filter(pod, names, args))
+        return _json(200, await self._prioritize(pod, names))
+
+    # ---- request parts --------------------------------------------------------------------
+
+    def _pod(self, args: Mapping[str, Any]) -> Pod:
+        raw = field(args, "Pod")
+        if raw is None:
+            raise WireError("Pod: required")
+        raw = dict(mapping(raw, "Pod"))
+        raw.setdefault("apiVersion", "v1")
+        raw.setdefault("kind", "Pod")
+        pod = read_object(raw)
+        if not isinstance(pod, Pod):
+            raise WireError("Pod: not a pod")
+        spec = attrs.evolve(pod.spec, scheduler_name=self.profile or pod.spec.scheduler_name)
+        return attrs.evolve(pod, spec=spec)
+
+    def _nodes(self, args: Mapping[str, Any]) -> list[str]:
+        """The request's node names; full nodes are kept for later NodeNames requests."""
+        listed = field(args, "Nodes")
+        if listed is not None:
+            names = []
+            for i, raw in enumerate(field(mapping(listed, "Nodes"), "items") or ()):
+                raw = dict(mapping(raw, f"Nodes.items[{i}]"))
+                raw.setdefault("apiVersion", "v1")
+                raw.setdefault("kind", "Node")
+                node = read_object(raw)
+                if not isinstance(node, Node):
+                    raise WireError(f"Nodes.items[{i}]: not a node")
+                self.cluster.apply(node)
+                names.append(node.name)
+            return names
+        names = [str(n) for n in field(args, "NodeNames") or ()]
+        unknown = [n for n in names if self.cluster.get_node(n) is None]
+        if unknown:
+            raise WireError(f"NodeNames: unknown node(s) {', '.join(unknown)}")
+        return names
+
+    # ---- verbs ----------------------------------------------------------------------------
+
+    async def _filter(self, pod: Pod, names: list[str], args: Mapping[str, Any]) -> dict[str, Any]:
+        result = await self.scheduler.evaluate(pod, names)
+        if result.error is not None:
+            return {"Error": result.error.message}
+        failed: dict[str, str] = {}
+        unresolvable: dict[str, str] = {}
+        feasible = set(result.feasible)
+        for name in names:
+            if name in feasible:
+                continue
+            status = result.statuses.get(name)
+            bucket = unresolvable if status.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE else failed
+            bucket[name] = status.message
+        kept = [n for n in names if n in feasible]
+        out: dict[str, Any] = {
+            "FailedNodes": failed,
+            "FailedAndUnresolvableNodes": unresolvable,
+            "Error": "",
+        }
+        if field(args, "NodeNames") is not None and field(args, "Nodes") is None:
+            out["NodeNames"], out["Nodes"] = kept, None
+        else:
+            items = [
+                item
+                for item in field(mapping(field(args, "Nodes"), "Nodes"), "items") or ()
+                if item.get("metadata", {}).get("name") in feasible
+            ]
+            out["Nodes"], out["NodeNames"] = {"items": items}, None
+        return out
+
+    async def _prioritize(self, pod: Pod, names: list[str]) -> list[dict[str, Any]]:
+        result = await self.scheduler.evaluate(pod, names, score=True)
+        top = result.max_total or MAX_NODE_SCORE
+        return [
+            {"Host": name, "Score": result.totals.get(name, 0) * MAX_EXTENDER_PRIORITY // top}
+            for name in names
+        ]
+
+    @staticmethod
+    def _preempt(args: Mapping[str, Any]) -> dict[str, Any]:
+        """Every proposed node and its victims stand (as meta victims: UIDs)."""
+        meta = field(args, "NodeNameToMetaVictims")
+        if meta is not None:
+            return {"NodeNameToMetaVictims": meta}
+        out: dict[str, Any] = {}
+        for node, victims in (field(args, "NodeNameToVictims") or {}).items():
+            pods = [
+                {"UID": field(mapping(p, "Pod"), "metadata", {}).get("uid", "")}
+                for p in field(mapping(victims, "Victims"), "Pods") or ()
+            ]
+            out[node] = {"Pods": pods, "NumPDBViolations": field(victims, "NumPDBViolations", 0)}
+        return {"NodeNameToMetaVictims": out}
