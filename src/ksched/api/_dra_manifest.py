@@ -31,7 +31,7 @@ from ._dra import (
     ResourceSlice,
     SemVer,
 )
-from ._manifest import _Fields, _metadata, read_node_selector
+from ._fields import _Fields, _metadata, read_node_selector
 from ._quantity import InvalidQuantityError, parse_quantity
 
 __all__ = ["DRA_NAMESPACED", "DRA_READERS"]

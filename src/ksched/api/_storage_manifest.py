@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from . import _manifest as _m
-from ._manifest import _Fields
+from . import _fields as _m
+from ._fields import _Fields
 from ._model import ObjectMeta
 from ._quantity import InvalidQuantityError, quantity_value
 from ._storage import (

@@ -16,6 +16,10 @@ besides, every other Filter that runs for the pod reads only the Node object (as
 NodeUnschedulable, NodeName, TaintToleration and NodeAffinity do) and no PreFilter
 extension runs, a node's victims are decided by the Fit comparisons alone: no clone of
 the node and no Filter run but one call of each node-only Filter.
+
+The evaluator's steps stay in one module (~640 lines) in upstream's order, as
+preemption.go keeps them: Preempt, findCandidates, DryRunPreemption, SelectCandidate,
+prepareCandidate share the dry-run caches kept on the plugin.
 """
 
 from __future__ import annotations
