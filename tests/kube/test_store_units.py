@@ -112,6 +112,30 @@ async def test_a_malformed_object_is_skipped_not_fatal() -> None:
     assert rec.calls == [("apply", "good")]
 
 
+async def test_an_object_the_api_server_should_have_refused_is_skipped(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Validation as kube-apiserver's guards the watch input too: requests above limits
+    are logged and skipped; a field ksched does not know is not an error here."""
+    reflector, rec, _ = _reflector([])
+    over = _raw_pod("over", "3")
+    over["spec"]["containers"][0]["resources"] = {
+        "requests": {"cpu": "2"},
+        "limits": {"cpu": "1"},
+    }
+    newer = _raw_pod("newer", "4")
+    newer["spec"]["someFutureField"] = True
+    with caplog.at_level("WARNING", logger="ksched.kube"):
+        reflector._handle({"type": "ADDED", "object": over})
+        reflector._handle({"type": "MODIFIED", "object": over})
+        reflector._handle({"type": "ADDED", "object": newer})
+    assert rec.calls == [("apply", "newer")]
+    skipped = [r for r in caplog.records if "skipping Pod ns/over" in r.getMessage()]
+    assert (
+        len(skipped) == 1 and "must be less than or equal to cpu limit" in skipped[0].getMessage()
+    )
+
+
 def _store(answers: dict[tuple[str, str], httpx.Response]) -> KubeCluster:
     def handler(request: httpx.Request) -> httpx.Response:
         return answers[(request.method, request.url.path)]

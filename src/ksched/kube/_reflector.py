@@ -22,7 +22,7 @@ import attrs
 import httpx
 
 from .._errors import ManifestError
-from ..api import read_object
+from ..api import read_object, validate_object
 from ..cluster import object_key
 from ._client import ApiError, KubeClient
 
@@ -138,11 +138,16 @@ class Reflector:
     def _convert(self, raw: Mapping[str, Any]) -> Any | None:
         data = dict(raw)
         data.setdefault("kind", self.resource.kind)
+        meta = raw.get("metadata") or {}
+        label = f"{meta.get('namespace', '')}/{meta.get('name', '')}"
+        # What the API server should not have accepted is logged and skipped (fields
+        # ksched does not know are not errors here: the server may be newer).
+        problems = [p for p in validate_object(data, strict=False) if not p.warning]
         try:
+            if problems:
+                raise ManifestError("; ".join(f"{p.path}: {p.body()}" for p in problems[:3]))
             return read_object(data)
         except (ManifestError, ValueError) as exc:
-            meta = raw.get("metadata") or {}
-            label = f"{meta.get('namespace', '')}/{meta.get('name', '')}"
             if label not in self._bad:
                 self._bad.add(label)
                 log.warning("skipping %s %s: %s", self.resource.kind, label, exc)
