@@ -17,6 +17,7 @@ from ksched.bench._delete import DeletePods, delete_pods
 from ksched.bench._metrics import Collector
 from ksched.bench._ops import run_plan
 from ksched.bench._steady import create_steadily
+from ksched.bench._template import render
 from ksched.bench._workload import CreatePods, StartCollectingMetrics, UpdateAny
 from ksched.scheduler import SchedulingEvent
 from ksched.testing import make_node, make_pod
@@ -359,3 +360,20 @@ async def test_steady_state_with_nothing_scheduled_fails() -> None:
 
     with pytest.raises(WorkloadError, match="T/w: op 1: no pod at all got scheduled"):
         await create_steadily(cluster, Collector(), "s", build, 1, 2.0, "T/w: op 1")
+
+
+WORKLOADS = Path(__file__).parents[2] / "benchmarks" / "workloads"
+
+
+@pytest.mark.parametrize("folder", ["event_handling", "default_preemption"])
+def test_upstream_files_plan_every_workload(folder: str) -> None:
+    """Every workload of these upstream files plans: each op and field is one ksched runs."""
+    planned = plans(str(WORKLOADS / folder / "performance-config.yaml"))
+    assert len(planned) >= 5
+    ops = {type(op).__name__ for p in planned for op in p.ops}
+    if folder == "event_handling":
+        assert {"UpdateAny", "DeletePods", "StartCollectingMetrics", "Barrier"} <= ops
+
+
+def test_lower_case_div_and_mod() -> None:
+    assert render("t", "{{ div 30 .C }}-{{ mod .I 12 }}", {"C": 7, "I": 25}) == "4-1"
