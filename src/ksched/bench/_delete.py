@@ -5,7 +5,8 @@
 The pods are listed when the op starts; later pods are not touched. With
 ``deletePodsPerSecond`` they go one per tick (the first after one interval), else all at
 once. ``skipWaitToCompletion`` runs the deletions in the background and moves on to the next
-op. ksched deletes at once: there is no kubelet, so no grace period is waited for.
+op. ksched deletes at once: there is no kubelet, so no grace period is waited for, and a
+pod's finalizers do not keep it (upstream it would stay, terminating).
 """
 
 from __future__ import annotations

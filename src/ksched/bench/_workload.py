@@ -1,11 +1,10 @@
-"""scheduler_perf workload files: test cases, workloads with params, and their ops.
+"""scheduler_perf ops: the concrete ops of one workload, checked before anything runs.
 
-# test/integration/scheduler_perf/scheduler_perf.go (testCase, workload, params, the op
-# structs and their patchParams/isValid), util.go makeBaseNode / makeBasePod
-A file is a YAML list of test cases. Each has a ``workloadTemplate`` (ops run in order) and
-``workloads`` that fill the ``$param`` references. Paths are relative to the file.
-:func:`plan` turns one workload into concrete ops, or raises :class:`WorkloadError` naming
-the op it cannot run, before anything runs.
+# test/integration/scheduler_perf/operations.go (the op structs, isValid, patchParams),
+# scheduler_perf.go validateTestCases
+:func:`plan` turns one workload of a test case (``_testcase.py``) into concrete ops, or
+raises :class:`WorkloadError` naming the test case, workload and op it cannot run. The ops
+of their own modules (deletePods, updateAny, the metrics windows) are parsed there.
 """
 
 from __future__ import annotations
