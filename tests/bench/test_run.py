@@ -133,11 +133,19 @@ def test_cli_json_list_for_repeated_runs(
     assert all(list(o) == KEYS and o["measuredPods"] == 20 for o in out)
 
 
-def test_cli_unsupported_op_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
-    path = WORKLOADS / "misc" / "performance-config.yaml"
-    assert main(cli(str(path), "--name", "SchedulingWhileGated")) == 2
+def test_cli_unsupported_op_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "dra.yaml"
+    path.write_text(
+        "- name: Claims\n"
+        "  workloadTemplate:\n"
+        "  - {opcode: createNodes, count: 1}\n"
+        "  - {opcode: createResourceClaims, count: 1, templatePath: claim.yaml}\n"
+        "  - {opcode: createPods, count: 1, collectMetrics: true}\n"
+        "  workloads: [{name: w}]\n"
+    )
+    assert main(cli(str(path))) == 2
     err = capsys.readouterr().err
-    assert "op 4 (deletePods): unsupported op 'deletePods'" in err
+    assert "Claims/w: op 1 (createResourceClaims): unsupported op 'createResourceClaims'" in err
 
 
 def test_cli_missing_file_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

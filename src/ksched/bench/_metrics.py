@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import resource
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import anyio
 import attrs
@@ -122,12 +122,22 @@ class Collector:
     Otherwise it is estimated from the serial loop: while the measured pods queue up, the
     gap between two consecutive attempt outcomes is the later attempt's duration.
     ``latency_estimated`` says which was used.
+
+    The measured window covers the pods of its namespaces whose labels match its selector
+    (startCollectingMetrics); ``labels_of`` looks a pod's labels up by key when a selector
+    is set.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, labels_of: Callable[[str], Mapping[str, str] | None] | None = None) -> None:
         self.bound: dict[str, int] = {}
         self.unschedulable: dict[str, set[str]] = {}
-        self.measured_ns: str | None = None
+        self.outcomes: dict[str, int] = {}
+        """Bound and unschedulable outcomes per namespace, counted as they come."""
+        self.labels_of = labels_of
+        self.on_bound: dict[str, Callable[[str], None]] = {}
+        """Per namespace: called with the pod key of each bind (steadyState)."""
+        self._window: frozenset[str] = frozenset()
+        self._selector: Mapping[str, str] = {}
         self.measured_start = 0.0
         self.bind_times: list[float] = []
         self.latencies: list[float] = []
@@ -135,7 +145,7 @@ class Collector:
         self.attempts = 0
         self._last_outcome: float | None = None
         self._waiting: set[str] = set()
-        self._waiters: list[tuple[str, int, bool, anyio.Event]] = []
+        self._waiters: list[tuple[str, int, bool | None, anyio.Event]] = []
 
     # ---- observer -----------------------------------------------------------------
 
@@ -145,13 +155,19 @@ class Collector:
             return
         key = event.pod
         ns = key.partition("/")[0]
+        measured = ns in self._window and self._selected(key)
+        if kind != "WaitingOnPermit":
+            self.outcomes[ns] = self.outcomes.get(ns, 0) + 1
         if kind == "Bound":
             self.bound[ns] = self.bound.get(ns, 0) + 1
             pending = self.unschedulable.get(ns)
             if pending:
                 pending.discard(key)
-            if ns == self.measured_ns:
+            if measured:
                 self.bind_times.append(event.time)
+            callback = self.on_bound.get(ns)
+            if callback is not None:
+                callback(key)
             if self._waiters:
                 self._wake(ns)
             if key in self._waiting:
@@ -164,7 +180,7 @@ class Collector:
             self.unschedulable.setdefault(ns, set()).add(key)
             if self._waiters:
                 self._wake(ns)
-        if self.measured_ns is None:
+        if not self._window:  # attempts of every pod count, as upstream's histograms do
             return
         self.attempts += 1
         start = event.details.get("attempt_start")
@@ -177,11 +193,37 @@ class Collector:
                 self.latencies.append(event.time - last)
             self._last_outcome = event.time
 
+    def _selected(self, key: str) -> bool:
+        if not self._selector:
+            return True
+        labels = self.labels_of(key) if self.labels_of is not None else None
+        if labels is None:
+            return False
+        return all(labels.get(k) == v for k, v in self._selector.items())
+
     # ---- phases -------------------------------------------------------------------
 
-    def start_measuring(self, namespace: str) -> None:
-        """Begin the measured phase for pods created in ``namespace`` from now on."""
-        self.measured_ns = namespace
+    @property
+    def measured_ns(self) -> str | None:
+        """The measured namespace (the first, when the window has several); None: idle."""
+        return min(self._window) if self._window else None
+
+    @measured_ns.setter
+    def measured_ns(self, namespace: str | None) -> None:
+        self._window = frozenset() if namespace is None else frozenset({namespace})
+        self._selector = {}
+
+    @property
+    def measuring(self) -> bool:
+        return bool(self._window)
+
+    def start_measuring(
+        self, namespaces: str | Iterable[str], selector: Mapping[str, str] | None = None
+    ) -> None:
+        """Begin the measured phase for the pods of ``namespaces`` matching ``selector``."""
+        names = [namespaces] if isinstance(namespaces, str) else list(namespaces)
+        self._window = frozenset(names)
+        self._selector = dict(selector or {})
         self.measured_start = anyio.current_time()
         self._last_outcome = self.measured_start
         self.bind_times.clear()
@@ -206,12 +248,25 @@ class Collector:
         self._waiters.append((namespace, count, attempted, event))
         await event.wait()
 
-    def _reached(self, namespace: str, count: int, attempted: bool) -> bool:
-        have = self.attempted(namespace) if attempted else self.bound.get(namespace, 0)
+    async def wait_outcomes(self, namespace: str, count: int) -> None:
+        """Until ``namespace`` has seen ``count`` bound or unschedulable outcomes in all."""
+        if self.outcomes.get(namespace, 0) >= count:
+            return
+        event = anyio.Event()
+        self._waiters.append((namespace, count, None, event))
+        await event.wait()
+
+    def _reached(self, namespace: str, count: int, attempted: bool | None) -> bool:
+        if attempted is None:
+            have = self.outcomes.get(namespace, 0)
+        elif attempted:
+            have = self.attempted(namespace)
+        else:
+            have = self.bound.get(namespace, 0)
         return have >= count
 
     def _wake(self, namespace: str) -> None:
-        keep: list[tuple[str, int, bool, anyio.Event]] = []
+        keep: list[tuple[str, int, bool | None, anyio.Event]] = []
         for waiter in self._waiters:
             ns, count, attempted, event = waiter
             if ns == namespace and self._reached(ns, count, attempted):

@@ -23,10 +23,14 @@ from ..api import KubeObject, Namespace, Node, Pod, read_object
 from ..cluster import InMemoryCluster, object_key
 from ..config import SchedulerConfig, load_config
 from ..scheduler import Scheduler
+from ._barrier import wait_barrier
+from ._delete import DeletePods, delete_pods
 from ._dra import CreateResourceDriver, resource_slices
 from ._errors import WorkloadError
 from ._metrics import Collector, Throughput, peak_rss_bytes, percentile
+from ._steady import SIGNATURE_LABEL, create_steadily, signature_value
 from ._template import ObjectTemplate
+from ._update import UpdateAny, update_any
 from ._workload import (
     DEFAULT_NODE,
     DEFAULT_POD,
@@ -38,6 +42,8 @@ from ._workload import (
     CreatePods,
     Plan,
     Sleep,
+    StartCollectingMetrics,
+    StopCollectingMetrics,
     opportunistic_batching,
 )
 
@@ -107,6 +113,12 @@ class _Runner:
             if self.cluster.get("Namespace", name) is None:
                 self.cluster.apply(Namespace(name=name))
 
+    def register(self, name: str) -> None:
+        """Create ``name`` if needed and let barriers know it (createNamespaceIfNotPresent)."""
+        self.ensure_namespace(name)
+        if name:
+            self.expected.setdefault(name, 0)
+
     # ---- object building ----------------------------------------------------------
 
     def build_nodes(self, op: CreateNodes) -> list[Node]:
@@ -169,6 +181,10 @@ class _Runner:
             else:
                 meta = attrs.evolve(base.metadata, name=f"{prefix}{serial}", namespace=ns)
                 pods.append(attrs.evolve(base, metadata=meta))
+            if op.signature_batch is not None and template is not None:
+                pod = pods[-1]
+                labels = {**pod.labels, SIGNATURE_LABEL: signature_value(i, op.signature_batch)}
+                pods[-1] = attrs.evolve(pod, metadata=attrs.evolve(pod.metadata, labels=labels))
         return pods
 
     def build_any(self, template: ObjectTemplate, env: dict[str, Any], ns: str) -> KubeObject:
@@ -201,7 +217,7 @@ class _Runner:
             elif isinstance(op, CreatePods):
                 await self.create_pods(op)
             elif isinstance(op, CreateAny):
-                self.ensure_namespace(op.namespace)
+                self.register(op.namespace)
                 for i in range(op.count):
                     self.cluster.apply(
                         self.build_any(op.template, self.env(i, op.count), op.namespace)
@@ -216,6 +232,20 @@ class _Runner:
             elif isinstance(op, Churn):
                 self.ensure_namespace(op.namespace)
                 tg.start_soon(self.churn, op)
+            elif isinstance(op, DeletePods):
+                if op.skip_wait:
+                    tg.start_soon(delete_pods, self.cluster, op)
+                else:
+                    await delete_pods(self.cluster, op)
+            elif isinstance(op, UpdateAny):
+                self.register(op.namespace)
+                await update_any(self.cluster, op, self.env, f"{self.where}: op {op.index}")
+            elif isinstance(op, StartCollectingMetrics):
+                for ns in op.namespaces:
+                    self.register(ns)
+                self.start_window(op.namespaces, op.label_selector)
+            elif isinstance(op, StopCollectingMetrics):
+                self.stop_window()
             await anyio.lowlevel.checkpoint()
 
     def create_namespaces(self, op: CreateNamespaces) -> None:
@@ -228,11 +258,27 @@ class _Runner:
                     raise WorkloadError(f"{op.template.path}: expected a Namespace")
                 labels = dict(ns.labels)
             self.namespaces.add(name)
+            self.expected.setdefault(name, 0)
             self.cluster.apply(Namespace(name=name, labels=labels))
 
     async def create_pods(self, op: CreatePods) -> None:
         ns = op.namespace
-        self.ensure_namespace(ns)
+        self.register(ns)
+        if op.collect_metrics:
+            self.start_window((ns,), {})
+        if op.steady_state:
+            await create_steadily(
+                self.cluster,
+                self.collector,
+                ns,
+                lambda n: self.build_pods(attrs.evolve(op, count=n)),
+                op.count,
+                op.duration,
+                f"{self.where}: op {op.index}",
+            )
+            if op.collect_metrics:
+                self.stop_window()
+            return
         pods = self.build_pods(op)
         claims: list[tuple[KubeObject, KubeObject]] = []
         if op.volumes is not None:
@@ -240,12 +286,6 @@ class _Runner:
             claims = [(pvc, pv) for pvc, pv, _ in built]
             pods = [pod for _, _, pod in built]
         before = self.collector.bound.get(ns, 0)
-        if op.collect_metrics:
-            self.collector.start_measuring(ns)
-            if self.scheduler is not None:
-                self.scheduler.extension_point_seconds.clear()
-                self.scheduler.attempt_seconds = 0.0
-                self.batched_at_start = _batched_pods(self.scheduler)
         apply = self.cluster.apply
         for start in range(0, len(pods), CREATE_CHUNK):
             for k, pod in enumerate(pods[start : start + CREATE_CHUNK], start):
@@ -267,35 +307,43 @@ class _Runner:
                 f"{got}/{op.count} pods scheduled in namespace {ns}"
             )
         if op.collect_metrics:
-            c = self.collector
-            start_time = c.measured_start
-            end = c.stop_measuring()
-            if self.scheduler is not None:
-                self.extension_points = _extension_points(self.scheduler)
-            self.measured = (
-                start_time,
-                end,
-                list(c.bind_times),
-                list(c.latencies),
-                c.attempts,
-                c.latency_estimated,
-            )
+            self.stop_window()
+
+    def start_window(self, namespaces: tuple[str, ...], selector: Mapping[str, str]) -> None:
+        """Open the measured window (plan() has checked that none is open)."""
+        self.collector.start_measuring(namespaces, selector)
+        if self.scheduler is not None:
+            self.scheduler.extension_point_seconds.clear()
+            self.scheduler.attempt_seconds = 0.0
+            self.batched_at_start = _batched_pods(self.scheduler)
+
+    def stop_window(self) -> None:
+        """Close the measured window and keep its figures (the last window's are reported)."""
+        c = self.collector
+        start_time = c.measured_start
+        end = c.stop_measuring()
+        if self.scheduler is not None:
+            self.extension_points = _extension_points(self.scheduler)
+        self.measured = (
+            start_time,
+            end,
+            list(c.bind_times),
+            list(c.latencies),
+            c.attempts,
+            c.latency_estimated,
+        )
 
     async def barrier(self, op: Barrier) -> None:
-        namespaces = list(op.namespaces) or list(self.expected)
-        for ns in namespaces:
-            if ns not in self.namespaces:
-                raise WorkloadError(f"{self.where}: op {op.index}: unknown namespace {ns}")
-            want = self.expected.get(ns, 0)
-            with anyio.move_on_after(OP_TIMEOUT) as scope:
-                await self.collector.wait_for(ns, want, attempted=op.stage == "Attempted")
-            if scope.cancelled_caught:
-                raise WorkloadError(
-                    f"{self.where}: op {op.index}: timed out waiting for {want} pods of "
-                    f"namespace {ns} to be {op.stage.lower()}"
-                )
-            if op.stage == "Scheduled":
-                self.expected.pop(ns, None)
+        where = f"{self.where}: op {op.index}"
+        await wait_barrier(
+            self.cluster,
+            self.collector,
+            self.expected,
+            op.namespaces,
+            op.label_selector,
+            op.stage,
+            where,
+        )
 
     async def churn(self, op: Churn) -> None:
         """Create (or create then delete, in ``recreate`` mode) objects every interval."""
@@ -361,6 +409,12 @@ def _extension_points(scheduler: Scheduler) -> dict[str, float]:
     return points
 
 
+def _first(group: BaseExceptionGroup[WorkloadError]) -> WorkloadError:
+    """The first WorkloadError of a (nested) group: an op's failure, unwrapped."""
+    inner = group.exceptions[0]
+    return _first(inner) if isinstance(inner, BaseExceptionGroup) else inner
+
+
 def _batched_pods(scheduler: Scheduler) -> int:
     return sum(fw.batch.batched_pods for fw in scheduler.frameworks.values() if fw.batch)
 
@@ -370,7 +424,13 @@ async def run_plan(
 ) -> RunResult:
     """Run ``plan`` in this event loop and measure it (on ``cluster``, else a new one)."""
     cluster = cluster if cluster is not None else InMemoryCluster()
-    collector = Collector()
+    store = cluster
+
+    def labels_of(key: str) -> Mapping[str, str] | None:
+        pod = store.get_pod(key)
+        return pod.labels if pod is not None else None
+
+    collector = Collector(labels_of)
     runner = _Runner(plan, cluster, collector)
     scheduler = Scheduler.open(
         _config(plan),
@@ -380,12 +440,15 @@ async def run_plan(
         timings=True,
         opportunistic_batching=opportunistic_batching(plan),
     )
-    async with scheduler as running, anyio.create_task_group() as tg:
-        runner.scheduler = running
-        await runner.run(tg)
-        tg.cancel_scope.cancel()
-        batched = _batched_pods(running) - runner.batched_at_start
-    assert runner.measured is not None, "plan() guarantees a measured createPods op"
+    try:
+        async with scheduler as running, anyio.create_task_group() as tg:
+            runner.scheduler = running
+            await runner.run(tg)
+            tg.cancel_scope.cancel()
+            batched = _batched_pods(running) - runner.batched_at_start
+    except* WorkloadError as group:
+        raise _first(group) from None
+    assert runner.measured is not None, "plan() guarantees a measured window"
     start, end, binds, latencies, attempts, estimated = runner.measured
     latencies.sort()
     return RunResult(

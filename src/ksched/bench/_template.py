@@ -58,6 +58,9 @@ _FUNCS: dict[str, Callable[..., int | float]] = {
     "DivideFloat": _divide,
     "DivideInt": lambda a, b: int(_divide(a, b)),
     "Mod": lambda a, b: int(_number(a)) % int(_number(b)),
+    # The lower-case names some upstream templates still use (sprig's div and mod).
+    "div": lambda a, b: int(_divide(a, b)),
+    "mod": lambda a, b: int(_number(a)) % int(_number(b)),
 }
 
 

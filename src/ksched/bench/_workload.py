@@ -1,43 +1,65 @@
-"""scheduler_perf workload files: test cases, workloads with params, and their ops.
+"""scheduler_perf ops: the concrete ops of one workload, checked before anything runs.
 
-# test/integration/scheduler_perf/scheduler_perf.go (testCase, workload, params, the op
-# structs and their patchParams/isValid), util.go makeBaseNode / makeBasePod
-A file is a YAML list of test cases. Each has a ``workloadTemplate`` (ops run in order) and
-``workloads`` that fill the ``$param`` references. Paths are relative to the file.
-:func:`plan` turns one workload into concrete ops, or raises :class:`WorkloadError` naming
-the op it cannot run, before anything runs.
-
-One module past 600 lines on purpose: the op structs, their fields and :func:`plan` read
-one file format together, as scheduler_perf.go's op types and their validation do.
+# test/integration/scheduler_perf/operations.go (the op structs, isValid, patchParams),
+# scheduler_perf.go validateTestCases
+:func:`plan` turns one workload of a test case (``_testcase.py``) into concrete ops, or
+raises :class:`WorkloadError` naming the test case, workload and op it cannot run. The ops
+of their own modules (deletePods, updateAny, the metrics windows) are parsed there.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from pathlib import Path
+from collections.abc import Mapping
 from typing import Any
 
 import attrs
-import yaml
 
 from ..api import parse_duration
+from ._delete import DELETE_PODS_FIELDS, DeletePods, parse_delete_pods, selector
 from ._dra import FIELDS as DRIVER_FIELDS
 from ._dra import CreateResourceDriver, parse_resource_driver
 from ._errors import WorkloadError
+from ._phases import (
+    MISSING_START,
+    OVERLAP,
+    START_FIELDS,
+    STOP_FIELDS,
+    StartCollectingMetrics,
+    StopCollectingMetrics,
+    parse_start,
+)
 from ._template import ObjectTemplate
+from ._testcase import (
+    DEFAULT_NODE,
+    DEFAULT_POD,
+    Params,
+    TestCase,
+    Workload,
+    load_test_cases,
+    mapping,
+    select,
+    strings,
+)
+from ._update import UPDATE_ANY_FIELDS, UpdateAny, parse_update_any
 from ._volumes import NodeAllocatable, PodVolumes, pod_volumes, read_node_allocatable
 
 __all__ = [
+    "DEFAULT_NODE",
+    "DEFAULT_POD",
     "Barrier",
     "Churn",
     "CreateAny",
     "CreateNamespaces",
     "CreateNodes",
     "CreatePods",
+    "DeletePods",
     "Op",
     "Plan",
     "Sleep",
+    "StartCollectingMetrics",
+    "StopCollectingMetrics",
     "TestCase",
+    "UpdateAny",
     "Workload",
     "load_test_cases",
     "plan",
@@ -46,14 +68,14 @@ __all__ = [
 
 # Upstream opcodes ksched does not run; they are named in the error.
 UNSUPPORTED_OPS = {
-    "deletePods": "deleting pods is not implemented",
     "createResourceClaims": "creating claims through the op is not implemented (createAny is)",
     "allocResourceClaims": "allocating claims outside the scheduler is not implemented",
     "updateDeviceConditions": "DRA device binding conditions are not implemented",
     "checkPodScheduled": "DRA device binding conditions are not implemented",
-    "updateAny": "updating objects is not implemented",
-    "startCollectingMetrics": "explicit metrics phases are not implemented",
-    "stopCollectingMetrics": "explicit metrics phases are not implemented",
+    "createPodGroups": "the scheduling/v1beta1 PodGroup API (native gangs) is not implemented",
+    "waitForPodGroups": "the scheduling/v1beta1 PodGroup API (native gangs) is not implemented",
+    "startCollectingProfile": "Go CPU profiles have no ksched counterpart",
+    "stopCollectingProfile": "Go CPU profiles have no ksched counterpart",
 }
 
 # Known fields per op: anything else is an error, as upstream decodes with
@@ -79,6 +101,12 @@ _FIELDS: dict[str, set[str]] = {
         "skipWaitToCompletion",
         "persistentVolumeTemplatePath",
         "persistentVolumeClaimTemplatePath",
+        "steadyState",
+        "steadyStateParam",
+        "duration",
+        "durationParam",
+        "signatureBatchSize",
+        "signatureBatchSizeParam",
     },
     "createPodSets": {"opcode", "count", "countParam", "namespacePrefix", "createPodsOp"},
     "createAny": {"opcode", "namespace", "templatePath", "count", "countParam"},
@@ -86,69 +114,15 @@ _FIELDS: dict[str, set[str]] = {
     "sleep": {"opcode", "duration", "durationParam"},
     "churn": {"opcode", "mode", "number", "intervalMilliseconds", "namespace", "templatePaths"},
     "createResourceDriver": DRIVER_FIELDS,
+    "deletePods": DELETE_PODS_FIELDS,
+    "updateAny": UPDATE_ANY_FIELDS,
+    "startCollectingMetrics": START_FIELDS,
+    "stopCollectingMetrics": STOP_FIELDS,
 }
 _UNSUPPORTED_FIELDS: dict[str, set[str]] = {
-    "createPods": {"steadyState", "duration", "durationParam"},
+    "createNodes": {"templateParams"},
+    "createPods": {"templateParams", "countMultiplierParam", "deletePodsPerSecond"},
 }
-
-DEFAULT_NODE: dict[str, Any] = {
-    "apiVersion": "v1",
-    "kind": "Node",
-    "metadata": {},
-    "status": {
-        "capacity": {"pods": "110", "cpu": "4", "memory": "32Gi"},
-        "allocatable": {"pods": "110", "cpu": "4", "memory": "32Gi"},
-    },
-}
-"""util.go makeBaseNode: the node of a createNodes op without nodeTemplatePath."""
-
-DEFAULT_POD: dict[str, Any] = {
-    "apiVersion": "v1",
-    "kind": "Pod",
-    "metadata": {"generateName": "pod-"},
-    "spec": {
-        "containers": [
-            {
-                "name": "pause",
-                "image": "registry.k8s.io/pause",
-                "ports": [{"containerPort": 80}],
-                "resources": {
-                    "limits": {"cpu": "100m", "memory": "500Mi"},
-                    "requests": {"cpu": "100m", "memory": "500Mi"},
-                },
-            }
-        ]
-    },
-}
-"""util.go makeBasePod (test/utils MakePodSpec): the pod when no template is named."""
-
-
-@attrs.frozen(kw_only=True)
-class Workload:
-    """One sized run of a test case: its params, labels and throughput threshold."""
-
-    name: str
-    params: Mapping[str, Any] = attrs.field(factory=dict)
-    labels: tuple[str, ...] = ()
-    threshold: float | None = None
-    feature_gates: Mapping[str, bool] = attrs.field(factory=dict)
-
-
-@attrs.frozen(kw_only=True)
-class TestCase:
-    """A test case: ops with ``$param`` references and the workloads that size them."""
-
-    __test__ = False  # not a pytest class
-
-    name: str
-    ops: tuple[Mapping[str, Any], ...]
-    workloads: tuple[Workload, ...]
-    base: Path
-    default_pod_template: str | None = None
-    scheduler_config: Path | None = None
-    labels: tuple[str, ...] = ()
-    feature_gates: Mapping[str, bool] = attrs.field(factory=dict)
-
 
 # ---- concrete ops ------------------------------------------------------------------
 
@@ -181,6 +155,11 @@ class CreatePods:
     collect_metrics: bool = False
     skip_wait: bool = False
     volumes: PodVolumes | None = None
+    steady_state: bool = False
+    duration: float = 0.0
+    """steadyState: how long to keep replacing scheduled pods, in seconds."""
+    signature_batch: int | None = None
+    """signatureBatchSize: pods ``i`` get the label ``signature=signature-label-<i // n>``."""
 
 
 @attrs.frozen(kw_only=True)
@@ -224,6 +203,10 @@ Op = (
     | Sleep
     | Churn
     | CreateResourceDriver
+    | DeletePods
+    | UpdateAny
+    | StartCollectingMetrics
+    | StopCollectingMetrics
 )
 
 
@@ -245,167 +228,7 @@ class Plan:
         return sum(op.count for op in self.ops if isinstance(op, CreatePods) and op.collect_metrics)
 
 
-# ---- reading -----------------------------------------------------------------------
-
-
-def _mapping(value: Any, where: str) -> Mapping[str, Any]:
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        raise WorkloadError(f"{where}: expected a mapping, got {value!r}")
-    return value
-
-
-def _gates(value: Any, where: str) -> dict[str, bool]:
-    return {str(k): bool(v) for k, v in _mapping(value, where).items()}
-
-
-def _strings(value: Any, where: str) -> tuple[str, ...]:
-    if value is None:
-        return ()
-    if not isinstance(value, list):
-        raise WorkloadError(f"{where}: expected a list, got {value!r}")
-    return tuple(str(v) for v in value)
-
-
-def load_test_cases(path: str | Path) -> list[TestCase]:
-    """Every test case of a scheduler_perf workload file.
-
-    Raises:
-        WorkloadError: unreadable file, invalid YAML, or a malformed test case.
-    """
-    path = Path(path)
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise WorkloadError(f"{path}: {exc.strerror or exc}") from exc
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise WorkloadError(f"{path}: invalid YAML: {exc}") from exc
-    if isinstance(data, Mapping) and "testCases" in data:
-        data = data["testCases"]
-    if not isinstance(data, list) or not data:
-        raise WorkloadError(f"{path}: expected a list of test cases")
-    cases: list[TestCase] = []
-    seen: set[str] = set()
-    for i, raw in enumerate(data):
-        where = f"{path}: [{i}]"
-        raw = _mapping(raw, where)
-        name = raw.get("name")
-        if not isinstance(name, str) or not name:
-            raise WorkloadError(f"{where}.name: required")
-        if name in seen:
-            raise WorkloadError(f"{path}: test case {name}: name is not unique")
-        seen.add(name)
-        where = f"{path}: test case {name}"
-        ops = raw.get("workloadTemplate")
-        if not isinstance(ops, list) or not ops:
-            raise WorkloadError(f"{where}: no ops defined (workloadTemplate)")
-        for j, op in enumerate(ops):
-            if not isinstance(op, Mapping) or not isinstance(op.get("opcode"), str):
-                raise WorkloadError(f"{where}: op {j}: expected a mapping with an opcode")
-        workloads = []
-        names: set[str] = set()
-        for j, w in enumerate(raw.get("workloads") or []):
-            w = _mapping(w, f"{where}: workloads[{j}]")
-            wname = str(w.get("name") or "")
-            if not wname or wname in names:
-                raise WorkloadError(f"{where}: workload name {wname!r} is missing or not unique")
-            names.add(wname)
-            threshold = w.get("threshold")
-            if threshold is not None and (
-                isinstance(threshold, bool) or not isinstance(threshold, int | float)
-            ):
-                raise WorkloadError(f"{where}/{wname}: threshold: expected a number")
-            if threshold is not None and threshold < 0:
-                raise WorkloadError(f"{where}/{wname}: threshold: should be non-negative")
-            workloads.append(
-                Workload(
-                    name=wname,
-                    params=dict(_mapping(w.get("params"), f"{where}/{wname}: params")),
-                    labels=_strings(w.get("labels"), f"{where}/{wname}: labels"),
-                    threshold=float(threshold) if threshold else None,
-                    feature_gates=_gates(w.get("featureGates"), f"{where}/{wname}: featureGates"),
-                )
-            )
-        if not workloads:
-            raise WorkloadError(f"{where}: no workloads defined")
-        config_path = raw.get("schedulerConfigPath")
-        cases.append(
-            TestCase(
-                name=name,
-                ops=tuple(ops),
-                workloads=tuple(workloads),
-                base=path.parent,
-                default_pod_template=raw.get("defaultPodTemplatePath"),
-                scheduler_config=path.parent / config_path if config_path else None,
-                labels=_strings(raw.get("labels"), f"{where}: labels"),
-                feature_gates=_gates(raw.get("featureGates"), f"{where}: featureGates"),
-            )
-        )
-    return cases
-
-
-def select(cases: Sequence[TestCase], name: str | None) -> list[tuple[TestCase, Workload]]:
-    """The workloads ``name`` picks: ``TEST`` (all its workloads), ``TEST/WORKLOAD``, or all.
-
-    Workload names may themselves contain ``/`` (``5kNodes/100Init/10kPods``).
-    """
-    if name is None:
-        return [(c, w) for c in cases for w in c.workloads]
-    case_name, _, workload_name = name.partition("/")
-    for case in cases:
-        if case.name != case_name:
-            continue
-        if not workload_name:
-            return [(case, w) for w in case.workloads]
-        for w in case.workloads:
-            if w.name == workload_name:
-                return [(case, w)]
-        known = ", ".join(w.name for w in case.workloads)
-        raise WorkloadError(f"test case {case_name}: no workload {workload_name!r} ({known})")
-    known = ", ".join(c.name for c in cases)
-    raise WorkloadError(f"no test case {case_name!r} ({known})")
-
-
 # ---- planning ----------------------------------------------------------------------
-
-
-class _Params:
-    """A workload's params, recording which ones the ops use (upstream: unusedParams)."""
-
-    def __init__(self, where: str, params: Mapping[str, Any]) -> None:
-        self.where = where
-        self.params = params
-        self.used: set[str] = set()
-
-    def count(self, op: Mapping[str, Any], where: str, default: int | None = None) -> int:
-        ref = op.get("countParam")
-        if ref:
-            value = self.get(str(ref), where)
-            if isinstance(value, bool) or not isinstance(value, int | float):
-                raise WorkloadError(f"{where}: parameter {ref} has the wrong type {value!r}")
-            count = int(value)
-        else:
-            raw = op.get("count", default)
-            if raw is None:
-                raise WorkloadError(f"{where}: count or countParam required")
-            if isinstance(raw, bool) or not isinstance(raw, int):
-                raise WorkloadError(f"{where}: count: expected an integer, got {raw!r}")
-            count = raw
-        if count < 0:
-            raise WorkloadError(f"{where}: invalid Count={count}")
-        return count
-
-    def get(self, ref: str, where: str) -> Any:
-        if not ref.startswith("$"):
-            raise WorkloadError(f"{where}: parameter reference {ref!r} must start with $")
-        key = ref[1:]
-        self.used.add(key)
-        if key not in self.params:
-            raise WorkloadError(f"{where}: parameter {key} is undefined")
-        return self.params[key]
 
 
 def plan(case: TestCase, workload: Workload) -> Plan:
@@ -416,7 +239,7 @@ def plan(case: TestCase, workload: Workload) -> Plan:
             missing template; the message names the test case, workload and op.
     """
     label = f"{case.name}/{workload.name}"
-    params = _Params(label, workload.params)
+    params = Params(label, workload.params)
     templates: dict[str, ObjectTemplate] = {}
 
     def template(rel: str | None, where: str) -> ObjectTemplate | None:
@@ -445,7 +268,7 @@ def plan(case: TestCase, workload: Workload) -> Plan:
             where = f"{label}: op {i} (createPodSets)"
             _check_fields(op, where)
             count = params.count(op, where)
-            inner = dict(_mapping(op.get("createPodsOp"), f"{where}: createPodsOp"))
+            inner = dict(mapping(op.get("createPodsOp"), f"{where}: createPodsOp"))
             prefix = str(op.get("namespacePrefix") or "")
             for n in range(count):
                 raw_ops.append({**inner, "namespace": f"{prefix}-{n}"})
@@ -458,11 +281,11 @@ def plan(case: TestCase, workload: Workload) -> Plan:
         where = f"{label}: op {index} ({code})"
         _check_fields(op, where)
         if code == "createNodes":
-            strategy = _mapping(op.get("labelNodePrepareStrategy"), f"{where}: strategy")
-            unique = _mapping(op.get("uniqueNodeLabelStrategy"), f"{where}: strategy")
+            strategy = mapping(op.get("labelNodePrepareStrategy"), f"{where}: strategy")
+            unique = mapping(op.get("uniqueNodeLabelStrategy"), f"{where}: strategy")
             if strategy and unique:
                 raise WorkloadError(f"{where}: at most one node prepare strategy")
-            values = _strings(strategy.get("labelValues"), f"{where}: labelValues")
+            values = strings(strategy.get("labelValues"), f"{where}: labelValues")
             if strategy and not values:
                 raise WorkloadError(f"{where}: labelNodePrepareStrategy.labelValues: required")
             ops.append(
@@ -493,9 +316,17 @@ def plan(case: TestCase, workload: Workload) -> Plan:
                     f"{where}: collectMetrics and skipWaitToCompletion cannot be true "
                     "at the same time"
                 )
+            steady, duration, batch = _pod_pacing(op, params, where)
+            if skip and steady:
+                raise WorkloadError(
+                    f"{where}: skipWaitToCompletion and steadyState cannot be true at the same time"
+                )
             ops.append(
                 CreatePods(
                     index=index,
+                    steady_state=steady,
+                    duration=duration,
+                    signature_batch=batch,
                     count=params.count(op, where),
                     namespace=str(op.get("namespace") or f"namespace-{index}"),
                     template=template(
@@ -523,18 +354,14 @@ def plan(case: TestCase, workload: Workload) -> Plan:
                 )
             )
         elif code == "barrier":
-            if op.get("labelSelector"):
-                raise WorkloadError(f"{where}: labelSelector is not supported")
             stage = str(op.get("stageRequirement") or "Scheduled")
             if stage not in ("Scheduled", "Attempted"):
                 raise WorkloadError(f"{where}: invalid StageRequirement {stage}")
             ops.append(
                 Barrier(
                     index=index,
-                    namespaces=_strings(op.get("namespaces"), f"{where}: namespaces"),
-                    label_selector={
-                        str(k): str(v) for k, v in _mapping(op.get("labelSelector"), where).items()
-                    },
+                    namespaces=strings(op.get("namespaces"), f"{where}: namespaces"),
+                    label_selector=selector(op, f"{where}: labelSelector"),
                     stage=stage,
                 )
             )
@@ -558,7 +385,7 @@ def plan(case: TestCase, workload: Workload) -> Plan:
                 raise WorkloadError(f"{where}: number ({number}) cannot be negative")
             if mode == "recreate" and number == 0:
                 raise WorkloadError(f"{where}: number cannot be 0 when mode is recreate")
-            paths = _strings(op.get("templatePaths"), f"{where}: templatePaths")
+            paths = strings(op.get("templatePaths"), f"{where}: templatePaths")
             if not paths:
                 raise WorkloadError(
                     f"{where}: at least one template spec file needs to be specified"
@@ -576,6 +403,16 @@ def plan(case: TestCase, workload: Workload) -> Plan:
             )
         elif code == "createResourceDriver":
             ops.append(parse_resource_driver(op, index, where, params.get))
+        elif code == "deletePods":
+            ops.append(parse_delete_pods(op, index, where))
+        elif code == "updateAny":
+            tmpl = template(op.get("templatePath"), where)
+            count = params.count(op, where, default=1)
+            ops.append(parse_update_any(op, index, where, count, tmpl))
+        elif code == "startCollectingMetrics":
+            ops.append(parse_start(op, index, where))
+        elif code == "stopCollectingMetrics":
+            ops.append(StopCollectingMetrics(index=index))
         else:  # pragma: no cover - _check_fields rejects every other opcode
             raise AssertionError(code)
 
@@ -584,8 +421,7 @@ def plan(case: TestCase, workload: Workload) -> Plan:
         raise WorkloadError(
             f"{label}: the parameters {unused} are defined on the workload but unused"
         )
-    if not any(isinstance(op, CreatePods) and op.collect_metrics for op in ops):
-        raise WorkloadError(f"{label}: no createPods op with collectMetrics: true")
+    _check_windows(label, ops)
     notes: list[str] = []
     gates = {**case.feature_gates, **workload.feature_gates}
     ignored = {k: v for k, v in gates.items() if k not in KNOWN_FEATURE_GATES}
@@ -603,6 +439,62 @@ def opportunistic_batching(plan: Plan) -> bool:
     """The plan's OpportunisticBatching gate (on unless the workload turns it off)."""
     gates = {**plan.test_case.feature_gates, **plan.workload.feature_gates}
     return bool(gates.get("OpportunisticBatching", True))
+
+
+def _pod_pacing(
+    op: Mapping[str, Any], params: Params, where: str
+) -> tuple[bool, float, int | None]:
+    """createPods' steadyState, duration (seconds) and signatureBatchSize (None: unset)."""
+    steady = op.get("steadyState", False)
+    if op.get("steadyStateParam"):
+        steady = params.get(str(op["steadyStateParam"]), where)
+    if not isinstance(steady, bool):
+        raise WorkloadError(f"{where}: steadyState: expected a boolean, got {steady!r}")
+    raw = op.get("duration")
+    if op.get("durationParam"):
+        raw = params.get(str(op["durationParam"]), where)
+    try:
+        duration = parse_duration(raw if raw is not None else 0)
+    except ValueError:
+        raise WorkloadError(f"{where}: invalid duration {raw!r}") from None
+    if steady and duration <= 0:
+        raise WorkloadError(
+            f"{where}: when creating pods in a steady state, the test duration must be > 0"
+        )
+    batch = op.get("signatureBatchSize")
+    if op.get("signatureBatchSizeParam"):
+        batch = params.get(str(op["signatureBatchSizeParam"]), where)
+    if batch is not None:
+        if isinstance(batch, bool) or not isinstance(batch, int | float) or batch < 0:
+            raise WorkloadError(f"{where}: invalid SignatureBatchSize={batch!r}")
+        batch = int(batch) or 1  # upstream: 0 means 1
+    return steady, duration, batch
+
+
+def _check_windows(label: str, ops: list[Op]) -> None:
+    """Metrics windows open and close in order, never overlap, and at least one closes."""
+    open_at: int | None = None
+    closed = False
+    for op in ops:
+        where = f"{label}: op {op.index}"
+        if isinstance(op, StartCollectingMetrics) or (
+            isinstance(op, CreatePods) and op.collect_metrics
+        ):
+            if open_at is not None:
+                raise WorkloadError(f"{where}: {OVERLAP}")
+            open_at = op.index
+        collects = isinstance(op, CreatePods) and op.collect_metrics
+        if collects or isinstance(op, StopCollectingMetrics):
+            if open_at is None:
+                raise WorkloadError(f"{where}: {MISSING_START}")
+            open_at, closed = None, True
+    if open_at is not None:
+        raise WorkloadError(
+            f"{label}: op {open_at}: startCollectingMetrics is never stopped "
+            "(no stopCollectingMetrics after it)"
+        )
+    if not closed:
+        raise WorkloadError(f"{label}: no op in the workload template collects metrics")
 
 
 def _check_fields(op: Mapping[str, Any], where: str) -> None:
