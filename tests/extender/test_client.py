@@ -185,3 +185,13 @@ async def test_a_binder_extender_binds_the_pods_it_manages() -> None:
                     await anyio.sleep(0.01)
     assert [verb for verb, _ in calls] == ["bind"]
     assert calls[0][1]["PodNamespace"] == "default" and calls[0][1]["PodUID"]
+
+
+@pytest.mark.parametrize(
+    ("given", "want"), [(None, 5.0), ("0s", 5.0), ("1500ms", 1.5), ("2m", 120.0)]
+)
+def test_http_timeout_defaults_to_upstreams_five_seconds(given: str | None, want: float) -> None:
+    """pkg/scheduler/extender.go: DefaultExtenderTimeout (5 s) when httpTimeout is 0."""
+    fields = {} if given is None else {"httpTimeout": given}
+    (ext,) = config("http://127.0.0.1:1", **fields).extenders
+    assert ext.http_timeout == want

@@ -1,7 +1,8 @@
 """The ``extenders:`` of a KubeSchedulerConfiguration.
 
-# staging/src/k8s.io/kube-scheduler/config/v1/types.go (Extender, defaults: httpTimeout
-# 30s), pkg/scheduler/apis/config/validation/validation.go (validateExtenders)
+# staging/src/k8s.io/kube-scheduler/config/v1/types.go (Extender),
+# pkg/scheduler/extender.go (DefaultExtenderTimeout = 5 * time.Second when httpTimeout is
+# zero or unset), pkg/scheduler/apis/config/validation/validation.go (validateExtenders)
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ from ..api import parse_duration
 
 __all__ = ["DEFAULT_HTTP_TIMEOUT", "ExtenderConfig", "ManagedResource", "parse_extenders"]
 
-DEFAULT_HTTP_TIMEOUT = 30.0
-"""v1 SetDefaults_Extender: 30 s when httpTimeout is not given."""
+DEFAULT_HTTP_TIMEOUT = 5.0
+"""NewHTTPExtender's DefaultExtenderTimeout: 5 s when httpTimeout is unset or zero."""
 
 _FIELDS = frozenset(
     {
@@ -99,7 +100,7 @@ def _extender(raw: Any, path: str) -> ExtenderConfig:
     timeout = DEFAULT_HTTP_TIMEOUT
     if raw.get("httpTimeout") is not None:
         try:
-            timeout = parse_duration(raw["httpTimeout"])
+            timeout = parse_duration(raw["httpTimeout"]) or DEFAULT_HTTP_TIMEOUT
         except ValueError as exc:
             raise _fail(f"{path}.httpTimeout", str(exc)) from None
     tls = raw.get("tlsConfig") or {}

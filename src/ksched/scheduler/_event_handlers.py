@@ -10,7 +10,7 @@ from typing import Any
 
 from ..api import Node, Pod
 from ..framework import ActionType, ClusterEvent, EventResource, PodInfo
-from ..framework._events import ASSIGNED_POD_DELETE, NODE_ADD
+from ..framework._events import ASSIGNED_POD_ADD, ASSIGNED_POD_DELETE, NODE_ADD
 from ._base import PodRecord, SchedulerBase
 
 __all__ = ["EventHandlers"]
@@ -71,14 +71,17 @@ class EventHandlers(SchedulerBase):
                 if old is not None:
                     self.queue.delete(old)
                 self.cache.add_pod(new)
-                self.queue.assigned_pod_added(new)
+                # Queueing hints are on, so every pool pod is offered to its rejecting
+                # plugins' hints (eventhandlers.go addPodToCache): the queue's
+                # cross-topology pre-filter would miss anti-affinity and custom plugins.
+                self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_ADD, None, new)
             else:
                 self.cache.update_pod(old, new)
                 for action in _pod_changes(old, new):
                     event = ClusterEvent(
                         EventResource.ASSIGNED_POD, action, f"AssignedPod{action.name}"
                     )
-                    self.queue.assigned_pod_updated(old, new, event)
+                    self.queue.move_all_to_active_or_backoff(event, old, new)
             return
         if new.spec.scheduler_name not in self.frameworks:
             return
