@@ -290,9 +290,17 @@ class SchedulingQueue:
         wildcard = is_wildcard(event)
         self._incoming_event = event.label or str(event)
         activated = False
+        # Registrations are per profile: decide once per (profile, gating plugin) and event,
+        # so a pool full of gated pods costs a dict look-up each, not a registration scan.
+        gate_open: dict[tuple[str, str | None], bool] = {}
         for entry in list(entries):
-            if entry.gated and not wildcard and not self._gating_plugin_registered(entry, event):
-                continue
+            if entry.gated and not wildcard:
+                key = (entry.pod.spec.scheduler_name, entry.gating_plugin)
+                registered = gate_open.get(key)
+                if registered is None:
+                    registered = gate_open[key] = self._gating_plugin_registered(entry, event)
+                if not registered:
+                    continue
             strategy = self._worth_requeuing(entry, event, old, new)
             if strategy is Strategy.SKIP:
                 continue
@@ -539,11 +547,9 @@ class SchedulingQueue:
     ) -> None:
         """A cluster event: move the pool's pods (those passing ``precheck``) that the
         hints of their rejecting plugins queue; record it for in-flight pods."""
-        entries = [
-            entry
-            for entry in self._unschedulable.values()
-            if precheck is None or precheck(entry.pod)
-        ]
+        entries: Iterable[QueuedPod] = self._unschedulable.values()  # snapshotted there
+        if precheck is not None:
+            entries = [entry for entry in entries if precheck(entry.pod)]
         self._move_entries(entries, event, old, new)
 
     def _with_cross_topology_term(self, pod: Pod) -> list[QueuedPod]:
