@@ -566,12 +566,16 @@ class SchedulingQueue:
         return found
 
     def assigned_pod_added(self, pod: Pod) -> None:
-        """A pod was bound (or found running): AssignedPodAdd, for cross-topology pods."""
+        """A pod was bound (or found running): AssignedPodAdd, for cross-topology pods.
+
+        Upstream's pre-filtered path for schedulers without queueing hints; the Scheduler
+        offers bound-pod events to every pool pod through ``move_all_to_active_or_backoff``.
+        """
         self._move_entries(self._with_cross_topology_term(pod), ASSIGNED_POD_ADD, None, pod)
 
     def assigned_pod_updated(self, old: Pod, new: Pod, event: ClusterEvent) -> None:
         """An assigned pod changed: a scale-down may free room for any pool pod; other
-        updates concern the cross-topology pods only."""
+        updates concern the cross-topology pods only (the pre-filtered path, as above)."""
         if matches(_POD_SCALE_DOWN, event):
             self.move_all_to_active_or_backoff(event, old, new)
         else:
