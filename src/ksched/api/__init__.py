@@ -66,6 +66,12 @@ from ._quantity import quantity_value as quantity_value
 from ._resources import DEFAULT_MEMORY_REQUEST as DEFAULT_MEMORY_REQUEST
 from ._resources import DEFAULT_MILLI_CPU_REQUEST as DEFAULT_MILLI_CPU_REQUEST
 from ._resources import pod_requests as pod_requests
+from ._scheduling_groups import WORKLOAD_MAX_POD_GROUPS as WORKLOAD_MAX_POD_GROUPS
+from ._scheduling_groups import GroupPolicy as GroupPolicy
+from ._scheduling_groups import PodGroupTemplate as PodGroupTemplate
+from ._scheduling_groups import SchedulingGroupRef as SchedulingGroupRef
+from ._scheduling_groups import SchedulingPodGroup as SchedulingPodGroup
+from ._scheduling_groups import Workload as Workload
 from ._selectors import LabelMatcher as LabelMatcher
 from ._selectors import LabelSelector as LabelSelector
 from ._selectors import LabelSelectorRequirement as LabelSelectorRequirement
@@ -126,6 +132,7 @@ __all__ = [
     "POD_TEMPLATE_HASH_LABEL",
     "RESOURCE_CLAIM_RESERVED_FOR_MAX_SIZE",
     "SYSTEM_PRIORITY_CLASSES",
+    "WORKLOAD_MAX_POD_GROUPS",
     "AWSElasticBlockStoreVolumeSource",
     "Affinity",
     "AllocationResult",
@@ -154,6 +161,7 @@ __all__ = [
     "EphemeralVolumeSource",
     "FieldProblem",
     "GCEPersistentDiskVolumeSource",
+    "GroupPolicy",
     "ISCSIVolumeSource",
     "InvalidQuantityError",
     "Job",
@@ -180,6 +188,7 @@ __all__ = [
     "PodAntiAffinity",
     "PodDisruptionBudget",
     "PodGroup",
+    "PodGroupTemplate",
     "PodResourceClaim",
     "PodResourceClaimStatus",
     "PodSpec",
@@ -198,6 +207,8 @@ __all__ = [
     "ResourceList",
     "ResourcePool",
     "ResourceSlice",
+    "SchedulingGroupRef",
+    "SchedulingPodGroup",
     "SemVer",
     "Service",
     "StatefulSet",
@@ -208,6 +219,7 @@ __all__ = [
     "TopologySpreadConstraint",
     "Volume",
     "WeightedPodAffinityTerm",
+    "Workload",
     "claim_class",
     "compile_requirements",
     "compile_selector",

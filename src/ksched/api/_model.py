@@ -7,11 +7,15 @@ Field names follow the Kubernetes API in snake_case. Quantities are already pars
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import attrs
 
 from ._selectors import LabelSelector, NodeSelector, NodeSelectorTerm
 from ._volume import Volume
+
+if TYPE_CHECKING:
+    from ._scheduling_groups import SchedulingGroupRef
 
 __all__ = [
     "Affinity",
@@ -276,6 +280,9 @@ class PodSpec:
     preemption_policy: str | None = None
     scheduling_gates: tuple[str, ...] = ()
     overhead: ResourceList = attrs.field(factory=_empty_resources, hash=False)
+    scheduling_group: SchedulingGroupRef | None = None
+    """The pod's scheduling.k8s.io pod group (``spec.schedulingGroup`` or, in the first
+    alpha, ``spec.workloadRef``)."""
     volumes: tuple[Volume, ...] = ()
     resource_claims: tuple[PodResourceClaim, ...] = ()
 

@@ -30,9 +30,11 @@ from ..api import (
     ResourceClaim,
     ResourceClaimTemplate,
     ResourceSlice,
+    SchedulingPodGroup,
     Service,
     StatefulSet,
     StorageClass,
+    Workload,
 )
 
 __all__ = ["KINDS", "ClusterListener", "ClusterStore", "object_key"]
@@ -64,6 +66,8 @@ KINDS: dict[type, str] = {
     ResourceSlice: "ResourceSlice",
     ResourceClaim: "ResourceClaim",
     ResourceClaimTemplate: "ResourceClaimTemplate",
+    Workload: "Workload",
+    SchedulingPodGroup: "SchedulingPodGroup",
 }
 
 
