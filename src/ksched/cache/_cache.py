@@ -13,6 +13,7 @@ update leaves, then joins again: its new size counts only when no other node lis
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator, Sequence
 
 import attrs
@@ -24,6 +25,11 @@ __all__ = ["Cache", "Snapshot"]
 
 ZONE_LABEL = "topology.kubernetes.io/zone"
 REGION_LABEL = "topology.kubernetes.io/region"
+
+
+_OVERLAY_GENERATIONS = itertools.count(-1, -1)
+"""Generations of overlaid copies: negative, so never a cache generation, and unique, so
+caches keyed by (node, generation) never mistake one tentative state for another."""
 
 
 def _zone_key(node: Node) -> str:
@@ -74,6 +80,9 @@ class Snapshot:
         self.pod_index = PodIndex()
         """The pods by label, per-node counts of selected pods and of existing pods'
         affinity terms, rows as in ``table`` (for the topology plugins)."""
+        self.overlaid: set[str] = set()
+        """Nodes whose copy holds a tentative change (:meth:`overlay`), put back from the
+        cache at the next refresh."""
 
     def list(self) -> Sequence[NodeInfo]:
         return self._list
@@ -98,6 +107,23 @@ class Snapshot:
 
     def __len__(self) -> int:
         return len(self._list)
+
+    def overlay(self, info: NodeInfo) -> None:
+        """Put ``info`` (a changed clone of a listed node) in place of the node's copy.
+
+        A pod-group cycle places its members and removes preemption victims here, in the
+        snapshot only, so each member sees the ones before it while the cache learns only
+        the group's final decision. The next refresh from the cache replaces the copy.
+        """
+        index = self._index[info.name]
+        old = self._by_name[info.name]
+        info.generation = next(_OVERLAY_GENERATIONS)
+        self._by_name[info.name] = self._list[index] = info
+        self.table.update_row(index, info)
+        self.pod_index.replace_node(old, info)
+        if old.pods_with_affinity or info.pods_with_affinity:
+            self._affinity_stale = True
+        self.overlaid.add(info.name)
 
 
 class Cache:
@@ -373,7 +399,7 @@ class Cache:
         come or go, and the affinity lists only when a changed node holds such pods (and
         then only when next read). The pod index follows the same changes.
         """
-        if snapshot.generation == self._generation:
+        if snapshot.generation == self._generation and not snapshot.overlaid:
             return
         by_name = snapshot._by_name
         if snapshot.layout != self._layout:
@@ -400,6 +426,8 @@ class Cache:
             # The dirty set holds the changes since the last refresh; a snapshot that
             # missed that refresh compares every node's generation instead.
             changed = self._dirty if snapshot.generation == self._refreshed_at else by_name
+            if snapshot.overlaid:
+                changed = set(changed) | snapshot.overlaid
             for name in list(changed):
                 index = snapshot._index.get(name)
                 if index is None:
@@ -414,6 +442,7 @@ class Cache:
                 affinity_changed = affinity_changed or bool(
                     old.pods_with_affinity or copy.pods_with_affinity
                 )
+        snapshot.overlaid.clear()
         if affinity_changed:
             snapshot._affinity_stale = True
         self._dirty.clear()

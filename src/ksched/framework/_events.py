@@ -154,6 +154,9 @@ ASSIGNED_POD_ADD = ClusterEvent(EventResource.ASSIGNED_POD, ActionType.ADD, "Ass
 ASSIGNED_POD_DELETE = ClusterEvent(
     EventResource.ASSIGNED_POD, ActionType.DELETE, "AssignedPodDelete"
 )
+UNSCHEDULED_POD_ADD = ClusterEvent(
+    EventResource.UNSCHEDULED_POD, ActionType.ADD, "UnscheduledPodAdd"
+)
 EVENT_UNSCHEDULED_POD_DELETE = ClusterEvent(
     EventResource.UNSCHEDULED_POD, ActionType.DELETE, "UnscheduledPodDelete"
 )

@@ -122,6 +122,16 @@ class FrameworkBase:
         its generation and the nominated pods are the same objects (a filter reads it)."""
         self.batch = self._opportunistic_batch()
         """The profile's opportunistic batching, or None when a plugin cannot sign pods."""
+        self.group_plugin: Any = next(
+            (
+                p
+                for p in self.plugins.values()
+                if callable(getattr(p, "placement_feasible", None))
+                and callable(getattr(p, "pod_group", None))
+            ),
+            None,
+        )
+        """The plugin that places pod groups in one cycle (GangScheduling), if enabled."""
 
     def _opportunistic_batch(self) -> OpportunisticBatch | None:
         signers: dict[str, SignPlugin] = {}

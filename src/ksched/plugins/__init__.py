@@ -31,6 +31,7 @@ IN_TREE: Mapping[str, str] = {
     "PodTopologySpread": "pod_topology_spread:PodTopologySpread",
     "DefaultPreemption": "default_preemption:DefaultPreemption",
     "Coscheduling": "coscheduling:Coscheduling",
+    "GangScheduling": "gang_scheduling:GangScheduling",
     "VolumeRestrictions": "volume_restrictions:VolumeRestrictions",
     "NodeVolumeLimits": "node_volume_limits:NodeVolumeLimits",
     "VolumeBinding": "volume_binding:VolumeBinding",

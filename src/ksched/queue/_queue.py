@@ -459,12 +459,33 @@ class SchedulingQueue:
                 self._wakeup = anyio.Event()
             await self._wakeup.wait()
 
-    def _start_attempt(self, entry: QueuedPod) -> None:
+    def pop_specific(self, pods: Iterable[Pod]) -> list[QueuedPodInfo]:
+        """Take these pods out of activeQ, backoffQ or the pool (not the gated) for the
+        current attempt, as ``pop`` does for the head: the other members of a pod group
+        join the popped one's cycle (upstream PopSpecificPod). Pods the queue does not
+        hold as such are left out."""
+        taken: list[QueuedPodInfo] = []
+        for pod in pods:
+            uid = pod.uid
+            if uid in self._in_flight:
+                continue
+            entry = self._active.delete(uid) or self._backoff.delete(uid)
+            if entry is None:
+                pooled = self._unschedulable.get(uid)
+                if pooled is None or pooled.gated:
+                    continue
+                entry = self._unschedulable.pop(uid)
+            self._start_attempt(entry, new_cycle=False)
+            taken.append(entry)
+        return taken
+
+    def _start_attempt(self, entry: QueuedPod, *, new_cycle: bool = True) -> None:
         uid = entry_uid(entry)
         entry.attempts += 1
         if entry.initial_attempt_timestamp is None:
             entry.initial_attempt_timestamp = self._clock()
-        self._cycle += 1
+        if new_cycle:
+            self._cycle += 1
         self._in_flight[uid] = entry
         self._marker[uid] = self._log_base + len(self._log)
         self._log.append(uid)

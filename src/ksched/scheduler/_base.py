@@ -130,6 +130,8 @@ class SchedulerBase:
                 handle_for=handle.attach,
                 waiting_pods=self.waiting_pods,
             )
+        self._gang_profiles = any(fw.group_plugin is not None for fw in self.frameworks.values())
+        """A profile places pod groups: unscheduled pod adds are broadcast as events."""
         first = next(iter(self.frameworks.values()))
         self.queue = SchedulingQueue(
             less=first.less,

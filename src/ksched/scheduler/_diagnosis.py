@@ -70,6 +70,8 @@ class AttemptReport:
     """The node was the opportunistic-batching hint: tried alone, no Score pass."""
     decisions: dict[str, Any] = attrs.field(factory=dict)
     """Plugin -> what it chose for the pod on the selected node (VolumeBinding: the PVs)."""
+    group: dict[str, Any] | None = None
+    """For a member of a gang: the pod-group cycle's decision (members, nodes, outcome)."""
 
 
 def plugin_decisions(plugins: Iterable[Any], state: Any, node_name: str) -> dict[str, Any]:

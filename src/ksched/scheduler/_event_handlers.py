@@ -10,7 +10,12 @@ from typing import Any
 
 from ..api import Node, Pod
 from ..framework import ActionType, ClusterEvent, EventResource, PodInfo
-from ..framework._events import ASSIGNED_POD_ADD, ASSIGNED_POD_DELETE, NODE_ADD
+from ..framework._events import (
+    ASSIGNED_POD_ADD,
+    ASSIGNED_POD_DELETE,
+    NODE_ADD,
+    UNSCHEDULED_POD_ADD,
+)
 from ._base import PodRecord, SchedulerBase
 
 __all__ = ["EventHandlers"]
@@ -92,6 +97,10 @@ class EventHandlers(SchedulerBase):
                 self.records[new.uid].nominated_node = new.status.nominated_node_name
             self.queue.add(new)
             self._emit("Queued", new)
+            if self._gang_profiles:
+                # A new member may complete its gang's minCount (eventhandlers.go
+                # addPodToSchedulingQueue, with the GangScheduling gate).
+                self.queue.move_all_to_active_or_backoff(UNSCHEDULED_POD_ADD, None, new)
         elif self.cache.is_assumed(new.uid):
             return
         else:

@@ -22,15 +22,15 @@ from ..config import SchedulerConfig
 from ..framework import MetricsRecorder
 from ._diagnosis import SchedulingEvent
 from ._event_handlers import EventHandlers
+from ._group_cycle import GroupCycle
 from ._profiles import Registry
-from ._scheduling_cycle import SchedulingCycle
 
 __all__ = ["Scheduler"]
 
 logger = logging.getLogger("ksched.scheduler")
 
 
-class Scheduler(SchedulingCycle, EventHandlers):
+class Scheduler(GroupCycle, EventHandlers):
     """A kube-scheduler: profiles, queue, cache, the scheduling loop and binding cycles.
 
     Use :meth:`open` (an async context manager that owns the task group) or run

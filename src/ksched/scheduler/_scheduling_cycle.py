@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import anyio
 import attrs
@@ -56,6 +57,11 @@ class SchedulingCycle(BindingCycle):
         if fw is None or pod.is_terminating or self.cache.is_assumed(pod.uid):
             self.queue.done(pod.uid)
             return
+        if fw.group_plugin is not None:
+            group = fw.group_plugin.pod_group(pod)
+            if group is not None:
+                await self._schedule_group(fw, qpi, group)
+                return
         self._cycle = self.queue.scheduling_cycle
         record = self.records.setdefault(pod.uid, PodRecord())
         record.attempts = qpi.attempts
@@ -99,6 +105,10 @@ class SchedulingCycle(BindingCycle):
         self._binding_tg.start_soon(
             self._binding_cycle, fw, state, qpi, assumed, node_name, waiting, started
         )
+
+    async def _schedule_group(self, fw: Framework, first: QueuedPodInfo, group: Any) -> None:
+        """The pod-group cycle (``GroupCycle``)."""
+        raise NotImplementedError
 
     async def _scheduling_cycle(
         self, fw: Framework, state: CycleState, qpi: QueuedPodInfo
