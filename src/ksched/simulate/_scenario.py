@@ -13,6 +13,7 @@ from .._errors import ConfigError, KschedError, ManifestError
 from ..api import (
     KubeObject,
     Pod,
+    PodTemplate,
     PriorityClass,
     missing_priority_class,
     parse_duration,
@@ -244,7 +245,7 @@ def _pod_templates(obj: KubeObject) -> Iterator[tuple[str, str, str]]:
         yield obj.name, "spec.priorityClassName", obj.spec.priority_class_name
         return
     template = getattr(obj, "template", None)
-    if template is not None:
+    if isinstance(template, PodTemplate):  # (a Workload's ``template`` is a method)
         # the workload is admitted; each pod its controller creates is refused
         name = f"{obj.metadata.name}-..."  # type: ignore[union-attr]  # workloads have one
         yield name, "spec.template.spec.priorityClassName", template.spec.priority_class_name
