@@ -440,3 +440,25 @@ def test_a_scenario_loads_the_workload_api_through_the_same_reader() -> None:
     objects = parse_scenario(data).objects
     assert [type(o) for o in objects] == [Workload, Workload, SchedulingPodGroup, Pod]
     assert objects[3].spec.scheduling_group == SchedulingGroupRef(pod_group_name="workload-group2")
+
+
+def test_a_scenario_deletes_the_native_pod_group_by_its_api_version() -> None:
+    from ksched.simulate import parse_scenario
+
+    data = {
+        "apiVersion": "ksched/v1alpha1",
+        "kind": "Scenario",
+        "objects": [mk_pod_group()],
+        "steps": [
+            {"delete": [
+                {"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup",
+                 "name": "workload-group2", "namespace": "ns"},
+                {"kind": "PodGroup", "name": "cos", "namespace": "ns"},
+            ]}
+        ],
+    }  # fmt: skip
+    steps = parse_scenario(data).steps
+    assert steps[0].deletes == (
+        ("SchedulingPodGroup", "ns/workload-group2"),
+        ("PodGroup", "ns/cos"),
+    )

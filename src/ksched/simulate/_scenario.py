@@ -18,6 +18,7 @@ from ..api import (
     missing_priority_class,
     parse_duration,
     read_manifest,
+    store_kind,
 )
 from ..cluster import object_key
 from ..config import SchedulerConfig, parse_config
@@ -180,7 +181,7 @@ def _step(raw: Any, where: str, how: _Reading) -> Step:
     for i, item in enumerate(value):
         if not isinstance(item, Mapping) or not item.get("kind") or not item.get("name"):
             raise ScenarioError(f"{where}.delete[{i}]: needs kind and name")
-        kind, name = str(item["kind"]), str(item["name"])
+        kind, name = store_kind(item), str(item["name"])  # apiVersion tells the PodGroups apart
         cluster_scoped = kind in _CLUSTER_SCOPED
         key = name if cluster_scoped else f"{item.get('namespace') or 'default'}/{name}"
         deletes.append((kind, key))
