@@ -342,7 +342,7 @@ def test_unsupported_api_version_and_unknown_field() -> None:
 POD_GROUP_CASES = [
     ("invalid name", {"metadata": {"name": "Workload-Group2", "namespace": "ns"}},
      'PodGroup ns/Workload-Group2: metadata.name: Invalid value: "Workload-Group2": a lowercase '
-     "RFC 1123 label"),
+     "RFC 1123 subdomain"),
     ("no workloadName", {"spec": {"podGroupTemplateRef": {"workload": {
         "podGroupTemplateName": "group2"}}, "schedulingPolicy": {"basic": {}}}},
      "PodGroup ns/workload-group2: spec.podGroupTemplateRef.workload.workloadName: "
@@ -374,7 +374,7 @@ POD_REF_CASES = [
     ("empty podGroupName", {"schedulingGroup": {"podGroupName": ""}},
      "spec.schedulingGroup.podGroupName: Required value"),
     ("invalid podGroupName", {"schedulingGroup": {"podGroupName": "Group"}},
-     'spec.schedulingGroup.podGroupName: Invalid value: "Group": a lowercase RFC 1123 label'),
+     'spec.schedulingGroup.podGroupName: Invalid value: "Group": a lowercase RFC 1123 subdomain'),
     ("both references", {"schedulingGroup": {"podGroupName": "g"},
                          "workloadRef": {"name": "w", "podGroup": "g"}},
      "spec.workloadRef: Forbidden: may not be set together with `schedulingGroup`"),

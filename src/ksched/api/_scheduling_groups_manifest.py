@@ -4,7 +4,8 @@
 # 1.35 ``podGroups`` and the 1.36 ``podGroupTemplates`` versions),
 # staging/src/k8s.io/api/scheduling/{v1alpha1,v1alpha2,v1alpha3}/types.go (field names,
 # WorkloadMaxPodGroupTemplates), staging/src/k8s.io/api/core/v1/types.go (a pod's
-# ``workloadRef`` in 1.35, ``schedulingGroup`` from 1.36) and apimachinery's
+# ``workloadRef`` in 1.35, ``schedulingGroup`` from 1.36), KEP-5832 (a PodGroup's name
+# and a pod's ``podGroupName`` are DNS subdomains) and apimachinery's
 # content.IsPathSegmentName and field.TooMany.
 
 The native ``PodGroup`` shares its kind with scheduler-plugins' (Coscheduling) PodGroup;
@@ -301,10 +302,10 @@ def scheduling_group_ref_problems(spec: Mapping[str, Any], path: str) -> Iterato
     if group is not None and ref is not None:
         yield forbidden(f"{path}.workloadRef", _BOTH_REFS)
     if group is not None:
-        yield from _name_problems(
+        yield from _name_problems(  # a PodGroup's name is a DNS subdomain (KEP-5832)
             _map(group).get("podGroupName"),
             f"{path}.schedulingGroup.podGroupName",
-            is_dns1123_label,
+            is_dns1123_subdomain,
         )
     if ref is not None:
         r, here = _map(ref), f"{path}.workloadRef"

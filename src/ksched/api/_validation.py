@@ -250,7 +250,7 @@ def validate_object(
         _meta(
             meta,
             namespaced=kind in _NAMESPACED,
-            label_name=kind in ("Namespace", "Service", "SchedulingPodGroup"),
+            label_name=kind in ("Namespace", "Service"),
             names=names,
         )
     )
