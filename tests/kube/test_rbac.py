@@ -65,10 +65,15 @@ async def test_scheduler_runs_with_the_example_rbac(plane: ControlPlane, api: Ap
         async with KubeCluster.open(
             client, scheduler_names=(name,), may_write=elector.is_leader
         ) as cluster:
-            # v1.24 serves neither Coscheduling's CRD here nor resource.k8s.io/v1 (1.34+).
+            # v1.24 serves neither Coscheduling's CRD here nor resource.k8s.io/v1 (1.34+)
+            # nor the Workload API (1.35+).
             assert cluster.missing_groups == {
                 "scheduling.x-k8s.io/v1alpha1",
                 "resource.k8s.io/v1",
+                "scheduling.k8s.io/v1alpha1",
+                "scheduling.k8s.io/v1alpha2",
+                "scheduling.k8s.io/v1alpha3",
+                "scheduling.k8s.io/v1beta1",
             }
             await cluster.wait_synced()
 

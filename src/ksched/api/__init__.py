@@ -72,6 +72,7 @@ from ._scheduling_groups import PodGroupTemplate as PodGroupTemplate
 from ._scheduling_groups import SchedulingGroupRef as SchedulingGroupRef
 from ._scheduling_groups import SchedulingPodGroup as SchedulingPodGroup
 from ._scheduling_groups import Workload as Workload
+from ._scheduling_groups_manifest import store_kind as store_kind
 from ._selectors import LabelMatcher as LabelMatcher
 from ._selectors import LabelSelector as LabelSelector
 from ._selectors import LabelSelectorRequirement as LabelSelectorRequirement
@@ -238,6 +239,7 @@ __all__ = [
     "read_manifest",
     "read_object",
     "stateful_set_claim_name",
+    "store_kind",
     "validate_object",
     "volume_class",
 ]

@@ -53,6 +53,13 @@ from ._model import (
     TopologySpreadConstraint,
     WeightedPodAffinityTerm,
 )
+from ._scheduling_groups import SchedulingPodGroup, Workload
+from ._scheduling_groups_manifest import (
+    SCHEDULING_NAMESPACED,
+    SCHEDULING_READERS,
+    read_scheduling_group,
+    store_kind,
+)
 from ._storage import (
     CSIDriver,
     CSINode,
@@ -95,6 +102,8 @@ KubeObject = (
     | ResourceSlice
     | ResourceClaim
     | ResourceClaimTemplate
+    | Workload
+    | SchedulingPodGroup
 )
 
 
@@ -248,6 +257,7 @@ def _pod_spec(spec: _Fields) -> PodSpec:
         overhead=spec.resources("overhead"),
         volumes=read_volumes(spec),
         resource_claims=tuple(_pod_claim(c) for c in spec.items("resourceClaims")),
+        scheduling_group=read_scheduling_group(spec),
     )
 
 
@@ -463,6 +473,8 @@ _NAMESPACED = {
     "Job",
     "CronJob",
 }
+_READERS.update(SCHEDULING_READERS)
+_NAMESPACED |= SCHEDULING_NAMESPACED
 
 
 # resource.k8s.io kinds read with this module's field reader (imported last: they use it).
@@ -475,10 +487,11 @@ _NAMESPACED |= DRA_NAMESPACED
 def describe(data: Mapping[str, Any]) -> str:
     """``Kind namespace/name`` for messages, from whatever the dict holds."""
     kind = data.get("kind") or "object"
+    namespaced = store_kind(data) in _NAMESPACED or kind in _NAMESPACED
     meta = data.get("metadata") if isinstance(data.get("metadata"), Mapping) else {}
     assert isinstance(meta, Mapping)
     name = meta.get("name") or "<unnamed>"
-    if kind in _NAMESPACED:
+    if namespaced:
         return f"{kind} {meta.get('namespace') or 'default'}/{name}"
     return f"{kind} {name}"
 
@@ -494,7 +507,7 @@ def read_object(data: object) -> KubeObject:
         raise ManifestError(f"expected a Kubernetes object (a mapping), got {data!r}")
     label = describe(data)
     kind = data.get("kind")
-    reader = _READERS.get(kind) if isinstance(kind, str) else None
+    reader = _READERS.get(store_kind(data))
     if reader is None:
         if kind == "CronJob":
             raise ManifestError(

@@ -28,6 +28,7 @@ from ._names import (
     required,
 )
 from ._quantity import InvalidQuantityError, parse_quantity
+from ._scheduling_groups_manifest import scheduling_group_ref_problems
 
 __all__ = [
     "HIGHEST_USER_PRIORITY",
@@ -467,6 +468,7 @@ def pod_spec_problems(
     policy = spec.get("preemptionPolicy")
     if policy is not None and policy not in ("Never", "PreemptLowerPriority"):
         yield not_supported(f"{path}.preemptionPolicy", policy, ("Never", "PreemptLowerPriority"))
+    yield from scheduling_group_ref_problems(spec, path)
 
 
 # ---- kinds -------------------------------------------------------------------------

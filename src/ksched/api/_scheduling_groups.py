@@ -64,6 +64,8 @@ class Workload:
     pod_groups: tuple[PodGroupTemplate, ...] = ()
     controller_kind: str = ""
     controller_name: str = ""
+    controller_api_group: str = ""
+    """``spec.controllerRef.apiGroup`` ("" for the core group)."""
 
     @property
     def key(self) -> str:

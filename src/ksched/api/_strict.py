@@ -153,6 +153,8 @@ POD_SPEC = _fields(
         )
     ],
     schedulingGates=[_fields("name")],
+    schedulingGroup=_fields("podGroupName"),
+    workloadRef=_fields("name", "podGroup", "podGroupReplicaKey"),
 )
 POD_TEMPLATE = _fields(metadata=OBJECT_META, spec=POD_SPEC)
 
@@ -211,6 +213,29 @@ CLAIM_SPEC = _fields(
         ],
         constraints=[_fields("requests", "matchAttribute", "distinctAttribute")],
     )
+)
+
+# scheduling.k8s.io Workload API (v1alpha1's podGroups[].policy, then podGroupTemplates[]
+# .schedulingPolicy); the fields ksched does not read yet are named, not checked.
+GROUP_POLICY = _fields("basic", gang=_fields("minCount"))
+_TEMPLATE_EXTRAS = (
+    "schedulingConstraints",
+    "resourceClaims",
+    "disruptionMode",
+    "priorityClassName",
+    "priority",
+    "preemptionPolicy",
+)
+WORKLOAD_SPEC = _fields(
+    "compositePodGroupTemplates",
+    controllerRef=_fields("apiGroup", "kind", "name"),
+    podGroups=[_fields("name", policy=GROUP_POLICY)],
+    podGroupTemplates=[_fields("name", *_TEMPLATE_EXTRAS, schedulingPolicy=GROUP_POLICY)],
+)
+SCHEDULING_POD_GROUP_SPEC = _fields(
+    *_TEMPLATE_EXTRAS,
+    podGroupTemplateRef=_fields(workload=_fields("workloadName", "podGroupTemplateName")),
+    schedulingPolicy=GROUP_POLICY,
 )
 
 SCHEMAS: Mapping[str, Schema] = {
@@ -433,6 +458,8 @@ SCHEMAS: Mapping[str, Schema] = {
     ),
     "ResourceClaim": _kind(CLAIM_SPEC),
     "ResourceClaimTemplate": _kind(_fields(metadata=OBJECT_META, spec=CLAIM_SPEC)),
+    "Workload": _kind(WORKLOAD_SPEC),
+    "SchedulingPodGroup": _kind(SCHEDULING_POD_GROUP_SPEC),
 }
 """Kind -> its field table. A kind ksched reads has one: ``read_manifest`` checks only these."""
 
@@ -450,8 +477,20 @@ API_VERSIONS: Mapping[str, tuple[str, ...]] = {
     "StatefulSet": ("apps/v1",),
     "DaemonSet": ("apps/v1",),
     "Job": ("batch/v1",),
+    "Workload": (
+        "scheduling.k8s.io/v1alpha1",
+        "scheduling.k8s.io/v1alpha2",
+        "scheduling.k8s.io/v1alpha3",
+        "scheduling.k8s.io/v1beta1",
+    ),
+    "SchedulingPodGroup": (
+        "scheduling.k8s.io/v1alpha2",
+        "scheduling.k8s.io/v1alpha3",
+        "scheduling.k8s.io/v1beta1",
+    ),
 }
-"""Kind -> the apiVersions ksched reads it in."""
+"""Kind -> the apiVersions ksched reads it in (``SchedulingPodGroup``: the
+scheduling.k8s.io PodGroup, see ``_scheduling_groups_manifest.store_kind``)."""
 
 
 def _walk(schema: Schema, data: Mapping[str, Any], path: str) -> Iterator[str]:

@@ -45,6 +45,7 @@ from ._pod_validation import (
     non_negative_problems,
     pod_spec_problems,
 )
+from ._scheduling_groups_manifest import pod_group_problems, store_kind, workload_problems
 from ._strict import API_VERSIONS, SCHEMAS, unknown_fields
 
 __all__ = [
@@ -219,6 +220,8 @@ _NAMESPACED = frozenset(
         "Deployment",
         "DaemonSet",
         "Job",
+        "Workload",
+        "SchedulingPodGroup",
     }
 )
 
@@ -233,7 +236,7 @@ def validate_object(
     (Scenario files keep upstream unit tests' names such as ``nodeA``). The cluster
     connector logs and skips an object with any error.
     """
-    kind = as_str(data.get("kind"))
+    kind = store_kind(data)  # a scheduling.k8s.io PodGroup is a SchedulingPodGroup
     problems = [
         FieldProblem(path, "UnknownField", warning=not strict)
         for path in unknown_fields(kind, data)
@@ -263,6 +266,10 @@ def validate_object(
         kind == "ReplicationController" and as_map(data.get("spec")).get("template") is not None
     ):
         problems.extend(_workload(data, kind))
+    elif kind == "Workload":
+        problems.extend(workload_problems(data))
+    elif kind == "SchedulingPodGroup":
+        problems.extend(pod_group_problems(data))
     return problems
 
 
@@ -297,7 +304,7 @@ def read_manifest(
             server rejects; the message names the object and the field path, one line
             per problem.
     """
-    if isinstance(data, Mapping) and data.get("kind") in SCHEMAS:
+    if isinstance(data, Mapping) and store_kind(data) in SCHEMAS:
         meta = data.get("metadata")
         if isinstance(meta, Mapping) and meta.get("name"):
             label = describe(data)

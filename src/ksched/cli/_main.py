@@ -96,12 +96,12 @@ def _pending_pods(scenario: Any) -> set[str]:
 
 def _all_pods(scenario: Any) -> set[str] | None:
     """The pods the scenario names; None when controllers make pods of their own."""
-    from ..api import Pod
+    from ..api import Pod, PodTemplate
 
     objects = list(scenario.objects)
     for step in scenario.steps:
         objects.extend(step.objects)
-    if any(getattr(o, "template", None) is not None for o in objects):
+    if any(isinstance(getattr(o, "template", None), PodTemplate) for o in objects):
         return None
     return {o.key for o in objects if isinstance(o, Pod)}
 

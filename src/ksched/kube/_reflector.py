@@ -97,6 +97,18 @@ RESOURCES: tuple[Resource, ...] = (
         version="v1",
         plural="resourceclaimtemplates",
     ),
+    # the Workload API (KEP-4671), newest version first: a kind is read in the first
+    # version the server serves (v1alpha1 has no PodGroup object)
+    *(
+        Resource(kind="Workload", group="scheduling.k8s.io", version=v, plural="workloads")
+        for v in ("v1beta1", "v1alpha3", "v1alpha2", "v1alpha1")
+    ),
+    *(
+        Resource(
+            kind="SchedulingPodGroup", group="scheduling.k8s.io", version=v, plural="podgroups"
+        )
+        for v in ("v1beta1", "v1alpha3", "v1alpha2")
+    ),
 )
 """Every kind the in-tree plugins read (PodGroup: scheduler-plugins' Coscheduling CRD).
 A group the server does not serve is skipped after discovery."""
@@ -138,6 +150,7 @@ class Reflector:
     def _convert(self, raw: Mapping[str, Any]) -> Any | None:
         data = dict(raw)
         data.setdefault("kind", self.resource.kind)
+        data.setdefault("apiVersion", self.resource.group_version)  # list items have none
         meta = raw.get("metadata") or {}
         label = f"{meta.get('namespace', '')}/{meta.get('name', '')}"
         # What the API server should not have accepted is logged and skipped (fields

@@ -106,8 +106,13 @@ class KubeCluster:
         for group in body.get("groups") or []:
             for version in group.get("versions") or []:
                 served.add(str(version.get("groupVersion")))
+        read_elsewhere = {r.kind for r in self.resources if r.group_version in served}
         for resource in self.resources:
+            if resource.kind in self.reflectors:
+                continue  # served in a newer version, listed first
             if resource.group_version not in served:
+                if resource.kind in read_elsewhere:
+                    continue  # an older version is served
                 if resource.group_version not in self.missing_groups:
                     log.info(
                         "%s not served by the API server: %s objects are read as none",

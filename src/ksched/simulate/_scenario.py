@@ -13,10 +13,12 @@ from .._errors import ConfigError, KschedError, ManifestError
 from ..api import (
     KubeObject,
     Pod,
+    PodTemplate,
     PriorityClass,
     missing_priority_class,
     parse_duration,
     read_manifest,
+    store_kind,
 )
 from ..cluster import object_key
 from ..config import SchedulerConfig, parse_config
@@ -179,7 +181,7 @@ def _step(raw: Any, where: str, how: _Reading) -> Step:
     for i, item in enumerate(value):
         if not isinstance(item, Mapping) or not item.get("kind") or not item.get("name"):
             raise ScenarioError(f"{where}.delete[{i}]: needs kind and name")
-        kind, name = str(item["kind"]), str(item["name"])
+        kind, name = store_kind(item), str(item["name"])  # apiVersion tells the PodGroups apart
         cluster_scoped = kind in _CLUSTER_SCOPED
         key = name if cluster_scoped else f"{item.get('namespace') or 'default'}/{name}"
         deletes.append((kind, key))
@@ -244,7 +246,7 @@ def _pod_templates(obj: KubeObject) -> Iterator[tuple[str, str, str]]:
         yield obj.name, "spec.priorityClassName", obj.spec.priority_class_name
         return
     template = getattr(obj, "template", None)
-    if template is not None:
+    if isinstance(template, PodTemplate):  # (a Workload's ``template`` is a method)
         # the workload is admitted; each pod its controller creates is refused
         name = f"{obj.metadata.name}-..."  # type: ignore[union-attr]  # workloads have one
         yield name, "spec.template.spec.priorityClassName", template.spec.priority_class_name
