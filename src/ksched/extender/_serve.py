@@ -25,7 +25,7 @@ def add_extender_parser(sub: Any, plugin_option: Any) -> None:
     ext = sub.add_parser("extender", help="serve plugins as a scheduler extender")
     ext_sub = ext.add_subparsers(dest="extender_command", required=True)
     serve = ext_sub.add_parser(
-        "serve", help="serve a profile's Filter and Score plugins over the extender protocol"
+        "serve", help="serve a profile's Filter, Score and Bind plugins over the extender protocol"
     )
     serve.add_argument("--listen", default="127.0.0.1:8888", metavar="HOST:PORT")
     serve.add_argument("--url-prefix", default="", metavar="/PREFIX")
