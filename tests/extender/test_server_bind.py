@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -14,6 +15,7 @@ import httpx
 import pytest
 
 from ksched import InMemoryCluster, Pod, Scheduler
+from ksched.cli import main
 from ksched.config import ExtenderConfig, SchedulerConfig, parse_config
 from ksched.extender import ExtenderClient, ExtenderError
 from ksched.extender._server import ExtenderServer, ServedCluster
@@ -159,3 +161,16 @@ async def test_bad_bind_requests_get_400_with_the_error(body: bytes, message: st
         response = await http.post(f"{url}/bind", content=body)
     assert response.status_code == 400
     assert message in response.json()["Error"]
+
+
+def test_an_unreadable_kubeconfig_stops_serve_with_status_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "scheduler.yaml"
+    config.write_text(
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+    )
+    missing = tmp_path / "no-such-kubeconfig"
+    argv = ["extender", "serve", f"--config={config}", f"--kubeconfig={missing}"]
+    assert main(argv) == 2
+    assert f"{missing}: cannot read kubeconfig" in capsys.readouterr().err
