@@ -201,9 +201,8 @@ class ExtenderClient:
         try:
             meta = field(mapping(reply, "ExtenderPreemptionResult"), "NodeNameToMetaVictims")
             kept: dict[str, tuple[list[Pod], int]] = {}
-            for node_name, meta_victims in (
-                mapping(meta, "NodeNameToMetaVictims") if meta else {}
-            ).items():
+            by_node = mapping(meta, "NodeNameToMetaVictims") if meta is not None else {}
+            for node_name, meta_victims in by_node.items():
                 info = nodes.get(node_name)
                 if info is None:
                     raise ExtenderError(
