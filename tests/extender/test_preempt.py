@@ -18,6 +18,7 @@ from ksched import InMemoryCluster, Scheduler
 from ksched.api import Pod
 from ksched.config import parse_config
 from ksched.extender import ExtenderClient
+from ksched.extender._server import ExtenderServer
 from ksched.framework import Code, NodeInfo
 from ksched.observability import Request, Response, serve_http
 from ksched.plugins.default_preemption._candidates import Candidate, Victims
@@ -356,3 +357,24 @@ async def test_a_failing_extender_fails_the_preemption_with_its_error() -> None:
     assert cluster.evicted == []
     assert "preemption: extender" in condition["message"]
     assert "failed preempt with extender at URL" in condition["message"]
+
+
+@pytest.mark.parametrize("cache_capable", [False, True], ids=["NodeNameToVictims", "Meta"])
+async def test_ksched_extender_serve_as_the_preempt_extender_lets_the_victims_stand(
+    cache_capable: bool,
+) -> None:
+    """ksched's client against ksched's server: the served preempt verb keeps every
+    candidate, so preemption picks as it would alone (n1, the lower-priority victim)."""
+    server = ExtenderServer(parse_config({}), "/ksched")
+    async with anyio.create_task_group() as tg:
+        port = await tg.start(serve_http, server.handle, "127.0.0.1", 0)
+        url = f"http://127.0.0.1:{port}/ksched"
+        cluster = await full_cluster()
+        fields = {"preemptVerb": "preempt", "nodeCacheCapable": cache_capable}
+        cfg = parse_config({"extenders": [{"urlPrefix": url, **fields}]})
+        async with Scheduler.open(cfg, cluster):
+            await cluster.add_pod(make_pod("high").priority(100).req(cpu="1").obj())
+            bound = await cluster.wait_bound("default/high", timeout=10)
+        tg.cancel_scope.cancel()
+    assert bound.spec.node_name == "n1"
+    assert cluster.evicted == ["default/low-n1"]
