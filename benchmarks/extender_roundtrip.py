@@ -1,5 +1,6 @@
-"""What an extender costs: round trips per second to ``ksched extender serve``'s server,
-and pods per second of a scheduler calling 0, 1 or 2 extenders (filter and prioritize).
+"""What an extender costs: round trips per second to ``ksched extender serve``'s server
+(filter; preempt with 16 candidate nodes of 4 victims each), and pods per second of a
+scheduler calling 0, 1 or 2 extenders (filter and prioritize).
 
 Both ends run in this process on loopback (asyncio), each request a real HTTP exchange.
 
@@ -22,10 +23,12 @@ from ksched import InMemoryCluster, Scheduler
 from ksched.config import ExtenderConfig, parse_config
 from ksched.extender import ExtenderClient, pod_json
 from ksched.extender._server import ExtenderServer
+from ksched.framework import NodeInfo
 from ksched.observability import serve_http
 from ksched.testing import make_node, make_pod
 
 HERE = Path(__file__).resolve().parent
+PREEMPT_NODES, VICTIMS_PER_NODE = 16, 4
 SERVED = parse_config(
     {
         "profiles": [
@@ -44,6 +47,16 @@ SERVED = parse_config(
         ]
     }
 )
+
+
+class _Lister:
+    """The snapshot preemption reads the extender's answer against."""
+
+    def __init__(self, infos: dict[str, NodeInfo]) -> None:
+        self.infos = infos
+
+    def get(self, name: str) -> NodeInfo | None:
+        return self.infos.get(name)
 
 
 async def measure(nodes: int, pods: int, calls: int) -> dict[str, Any]:
@@ -68,6 +81,31 @@ async def measure(nodes: int, pods: int, calls: int) -> dict[str, Any]:
                 took = time.perf_counter() - start
                 key = "node_names" if cache else "nodes"
                 out[f"filter_round_trips_per_s_{key}"] = calls / took
+            infos = {
+                node.name: NodeInfo.of(
+                    node,
+                    [
+                        make_pod(f"v{j}").uid(f"{node.name}-v{j}").node(node.name).priority(1).obj()
+                        for j in range(VICTIMS_PER_NODE)
+                    ],
+                )
+                for node in node_objs[:PREEMPT_NODES]
+            }
+            victims = {name: (tuple(p.pod for p in info.pods), 0) for name, info in infos.items()}
+            lister = _Lister(infos)
+            preemptor = make_pod("high").priority(100).req(cpu="100m").obj()
+            for cache in (False, True):
+                client = ExtenderClient(
+                    ExtenderConfig(url_prefix=url, preempt_verb="preempt",
+                                   node_cache_capable=cache), http)  # fmt: skip
+                await client.process_preemption(preemptor, victims, lister)
+                start = time.perf_counter()
+                for _ in range(calls):
+                    await client.process_preemption(preemptor, victims, lister)
+                took = time.perf_counter() - start
+                key = "meta_victims" if cache else "victims"
+                out[f"preempt_round_trips_per_s_{key}"] = calls / took
+                out[f"preempt_ms_per_call_{key}"] = 1000 * took / calls
         for count in (0, 1, 2):
             extenders = [
                 {"urlPrefix": url, "filterVerb": "filter", "prioritizeVerb": "prioritize",

@@ -118,6 +118,7 @@ class FakeHandle:
         self.events.append((pod.key, reason, message))
 
     metrics = None  # the scheduler's metrics: not kept here
+    extenders: Sequence[Any] = ()  # no extenders configured
 
     # No profile is shown: preemption takes no shortcut.
     filters_wait = False

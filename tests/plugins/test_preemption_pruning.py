@@ -89,6 +89,7 @@ class Handle:
         self.filters_wait = False
 
     metrics = None  # the scheduler's metrics: not kept here
+    extenders: Sequence[Any] = ()  # no extenders configured
 
     def plugins_at(self, point: str) -> Sequence[tuple[str, Any]]:
         if not self.shows_profile or point not in ("preFilter", "filter"):

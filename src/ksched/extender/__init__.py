@@ -1,6 +1,6 @@
 """Scheduler extenders, both sides: the client the engine calls after its Filter and Score
-plugins (and for Bind), and ``ksched extender serve``, which serves a profile's plugins to
-other schedulers over the same wire format."""
+plugins (and for Bind and preemption), and ``ksched extender serve``, which serves a
+profile's plugins to other schedulers over the same wire format."""
 
 from ._client import ExtenderClient as ExtenderClient
 from ._client import ExtenderError as ExtenderError

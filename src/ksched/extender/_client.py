@@ -1,7 +1,8 @@
 """Calling extenders: one object per extender, with its config and an HTTP client.
 
 # pkg/scheduler/extender.go (HTTPExtender: Filter, Prioritize, Bind, IsInterested,
-# send), schedule_one.go (findNodesThatPassExtenders, prioritizeNodes, bind)
+# ProcessPreemption, convertToVictims, convertPodUIDToPod, convertToMetaVictims, send),
+# schedule_one.go (findNodesThatPassExtenders, prioritizeNodes, bind)
 Calls are awaited with the extender's ``httpTimeout``; connections are reused. A filter
 error fails the attempt unless the extender is ``ignorable``; prioritize errors are
 ignored, as upstream ignores them.
@@ -18,7 +19,8 @@ import httpx
 
 from ..api import Node, Pod
 from ..config import ExtenderConfig
-from ._json import node_json
+from ..framework import SharedLister
+from ._json import node_json, pod_json
 from ._wire import MAX_EXTENDER_PRIORITY, WireError, field, mapping
 
 __all__ = ["ExtenderClient", "ExtenderError", "FilterResult"]
@@ -71,6 +73,16 @@ class ExtenderClient:
     @property
     def is_binder(self) -> bool:
         return bool(self.config.bind_verb)
+
+    @property
+    def is_ignorable(self) -> bool:
+        """An error or timeout skips this extender instead of failing the attempt."""
+        return self.config.ignorable
+
+    @property
+    def supports_preemption(self) -> bool:
+        """Whether preemption asks this extender to trim its candidates (``preemptVerb``)."""
+        return bool(self.config.preempt_verb)
 
     def is_interested(self, pod: Pod) -> bool:
         """Every pod when it manages no resources; else pods asking for one of them."""
@@ -160,6 +172,63 @@ class ExtenderClient:
                 f"extender {self.name}: prioritize: malformed reply: {exc}"
             ) from None
         return scores
+
+    async def process_preemption(
+        self,
+        pod: Pod,
+        victims: Mapping[str, tuple[Sequence[Pod], int]],
+        nodes: SharedLister,
+    ) -> dict[str, tuple[list[Pod], int]]:
+        """The candidates the extender keeps: node -> (victims, PDB violations).
+
+        A ``nodeCacheCapable`` extender is sent victims by UID (``NodeNameToMetaVictims``),
+        the others whole pods (``NodeNameToVictims``); the reply is always by UID and is
+        read back against the pods of each node in ``nodes``. ExtenderError when the
+        call fails or the reply names a node or pod the snapshot does not have.
+        """
+        body: dict[str, Any] = {"Pod": pod_json(pod)}
+        if self.config.node_cache_capable:
+            body["NodeNameToMetaVictims"] = {
+                node: {"Pods": [{"UID": p.uid} for p in pods], "NumPDBViolations": n}
+                for node, (pods, n) in victims.items()
+            }
+        else:
+            body["NodeNameToVictims"] = {
+                node: {"Pods": [pod_json(p) for p in pods], "NumPDBViolations": n}
+                for node, (pods, n) in victims.items()
+            }
+        reply = await self._send(self.config.preempt_verb, body)
+        try:
+            meta = field(mapping(reply, "ExtenderPreemptionResult"), "NodeNameToMetaVictims")
+            kept: dict[str, tuple[list[Pod], int]] = {}
+            by_node = mapping(meta, "NodeNameToMetaVictims") if meta is not None else {}
+            for node_name, meta_victims in by_node.items():
+                info = nodes.get(node_name)
+                if info is None:
+                    raise ExtenderError(
+                        f"extender {self.name}: preempt: "
+                        f'nodeinfo not found for node name "{node_name}"'
+                    )
+                if meta_victims is None:  # no victims: the caller decides what that means
+                    kept[node_name] = ([], 0)
+                    continue
+                meta_victims = mapping(meta_victims, f"NodeNameToMetaVictims[{node_name}]")
+                on_node = {p.pod.uid: p.pod for p in info.pods}
+                found: list[Pod] = []
+                for meta_pod in field(meta_victims, "Pods") or ():
+                    uid = str(field(mapping(meta_pod, "MetaPod"), "UID") or "")
+                    victim = on_node.get(uid)
+                    if victim is None:
+                        # convertPodUIDToPod's words (the MetaPod as Go's %v prints it)
+                        raise ExtenderError(
+                            f"extender: {self.name} claims to preempt pod (UID: &{{{uid}}}) "
+                            f"on node: {node_name}, but the pod is not found on that node"
+                        )
+                    found.append(victim)
+                kept[node_name] = (found, int(field(meta_victims, "NumPDBViolations") or 0))
+        except (WireError, TypeError, ValueError) as exc:
+            raise ExtenderError(f"extender {self.name}: preempt: malformed reply: {exc}") from None
+        return kept
 
     async def bind(self, pod: Pod, node_name: str) -> None:
         """Delegate the bind to the extender; ExtenderError when it failed."""

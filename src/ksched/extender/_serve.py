@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from contextlib import AsyncExitStack
 from typing import Any
 
 import anyio
@@ -12,7 +13,7 @@ import anyio
 from .._errors import ConfigError
 from ..config import SchedulerConfig, parse_config
 from ..observability import configure_logging, parse_address, serve_http
-from ._server import ExtenderServer
+from ._server import ExtenderServer, ServedCluster
 
 __all__ = ["add_extender_parser"]
 
@@ -24,12 +25,17 @@ def add_extender_parser(sub: Any, plugin_option: Any) -> None:
     ext = sub.add_parser("extender", help="serve plugins as a scheduler extender")
     ext_sub = ext.add_subparsers(dest="extender_command", required=True)
     serve = ext_sub.add_parser(
-        "serve", help="serve a profile's Filter and Score plugins over the extender protocol"
+        "serve", help="serve a profile's Filter, Score and Bind plugins over the extender protocol"
     )
     serve.add_argument("--listen", default="127.0.0.1:8888", metavar="HOST:PORT")
     serve.add_argument("--url-prefix", default="", metavar="/PREFIX")
     serve.add_argument("--config", metavar="FILE", help="a KubeSchedulerConfiguration")
     serve.add_argument("--profile", metavar="NAME", help="the profile to serve (default: first)")
+    serve.add_argument(
+        "--kubeconfig",
+        metavar="FILE",
+        help="the cluster DefaultBinder binds in when the bind verb is called",
+    )
     serve.add_argument("-v", "--verbose", action="count", default=0)
     plugin_option(serve)
     serve.set_defaults(run=_serve)
@@ -45,6 +51,7 @@ def _plugins_only_config(names: list[str]) -> SchedulerConfig:
 def _serve(args: argparse.Namespace) -> int:
     from ..cli._inputs import load_config_file
     from ..cli._main import _plugin_registry
+    from ..kube import KubeClient, KubeCluster, load_kubeconfig
 
     registry = _plugin_registry(args.plugin)
     if args.config:
@@ -58,13 +65,22 @@ def _serve(args: argparse.Namespace) -> int:
     server = ExtenderServer(config, args.url_prefix, args.profile, registry)
     configure_logging(args.verbose, "text", sys.stderr)
 
+    kube = load_kubeconfig(args.kubeconfig) if args.kubeconfig else None
+
     async def main() -> None:
-        async with anyio.create_task_group() as tg:
-            bound = await tg.start(serve_http, server.handle, host, port)
-            log.info(
-                "serving the extender",
-                extra={"kv": {"address": f"{host}:{bound}", "prefix": server.url_prefix or "/"}},
-            )
+        async with AsyncExitStack() as stack:
+            if kube is not None and isinstance(server.cluster, ServedCluster):
+                http = await stack.enter_async_context(kube.http_client())
+                client = KubeClient(http)
+                server.cluster.binder = KubeCluster(client, client)  # its bind, no watches
+            async with anyio.create_task_group() as tg:
+                bound = await tg.start(serve_http, server.handle, host, port)
+                log.info(
+                    "serving the extender",
+                    extra={
+                        "kv": {"address": f"{host}:{bound}", "prefix": server.url_prefix or "/"}
+                    },
+                )
 
     anyio.run(main)
     return 0

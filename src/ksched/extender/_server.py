@@ -4,7 +4,10 @@
 # staging/src/k8s.io/kube-scheduler/extender/v1/types.go
 POST ``{prefix}/filter`` runs the profile's PreFilter and Filter on the nodes sent;
 ``{prefix}/prioritize`` adds PreScore and Score, each node's weighted total mapped to the
-extender range 0..10; ``{prefix}/preempt`` accepts the victims as proposed. Nodes come in
+extender range 0..10; ``{prefix}/preempt`` accepts the victims as proposed;
+``{prefix}/bind`` runs the profile's Bind plugins on the pod the request names (its
+namespace, name and UID): DefaultBinder binds through the server's ``binder`` (the API
+server, with ``--kubeconfig``) and without one answers an ``Error``. Nodes come in
 full (``Nodes``) or by name (``NodeNames``, for a ``nodeCacheCapable`` caller) from the
 nodes earlier requests carried. The server knows the nodes, not the pods running on
 them: it judges each node as its plugins see it empty. Bad requests get 400 with
@@ -16,7 +19,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Protocol
 
 import attrs
 
@@ -24,18 +27,39 @@ from .._errors import KschedError
 from ..api import Node, Pod, read_object
 from ..cluster import InMemoryCluster
 from ..config import SchedulerConfig
-from ..framework import MAX_NODE_SCORE, Code
+from ..framework import MAX_NODE_SCORE, Code, CycleState
 from ..observability import Request, Response
 from ..scheduler import Registry, Scheduler
 from ._wire import MAX_EXTENDER_PRIORITY, WireError, field, mapping
 
-__all__ = ["ExtenderServer"]
+__all__ = ["Binder", "ExtenderServer", "ServedCluster"]
+
+VERBS = ("filter", "prioritize", "preempt", "bind")
+NO_BINDER = "no cluster to bind pod {key} in: serve the extender with --kubeconfig"
 
 log = logging.getLogger("ksched.extender")
 
 
 def _json(status: int, body: Any) -> Response:
     return Response(status, json.dumps(body).encode(), "application/json")
+
+
+class Binder(Protocol):
+    """Where binds go: ``ksched.kube.KubeCluster`` posts pods/{name}/binding."""
+
+    async def bind(self, pod: Pod, node_name: str) -> None: ...
+
+
+@attrs.define(eq=False)
+class ServedCluster(InMemoryCluster):
+    """The nodes requests carried; binds go to ``binder`` (none: an error naming the pod)."""
+
+    binder: Binder | None = None
+
+    async def bind(self, pod: Pod, node_name: str) -> None:
+        if self.binder is None:
+            raise KschedError(NO_BINDER.format(key=pod.key))
+        await self.binder.bind(pod, node_name)
 
 
 @attrs.define(eq=False)
@@ -46,7 +70,8 @@ class ExtenderServer:
     url_prefix: str = ""
     profile: str | None = None
     registry: Registry | None = None
-    cluster: InMemoryCluster = attrs.field(factory=InMemoryCluster)
+    cluster: InMemoryCluster = attrs.field(factory=ServedCluster)
+    """Nodes from the requests; the Bind plugins bind through it."""
     _scheduler: Scheduler | None = None
 
     def __attrs_post_init__(self) -> None:
@@ -67,11 +92,7 @@ class ExtenderServer:
         if request.path == "/healthz":
             return Response.text("ok")
         verb = request.path[len(self.url_prefix) :].strip("/")
-        if not request.path.startswith(self.url_prefix) or verb not in (
-            "filter",
-            "prioritize",
-            "preempt",
-        ):
+        if not request.path.startswith(self.url_prefix) or verb not in VERBS:
             return Response.text("not found\n", 404)
         if request.method != "POST":
             return Response.text("method not allowed\n", 405)
@@ -82,6 +103,9 @@ class ExtenderServer:
         try:
             if verb == "preempt":
                 return _json(200, self._preempt(args))
+            if verb == "bind":
+                pod, node_name = self._binding(args)
+                return _json(200, await self._bind(pod, node_name))
             pod = self._pod(args)
             names = self._nodes(args)
         except (WireError, KschedError, ValueError, KeyError, TypeError) as exc:
@@ -104,6 +128,28 @@ class ExtenderServer:
             raise WireError("Pod: not a pod")
         spec = attrs.evolve(pod.spec, scheduler_name=self.profile or pod.spec.scheduler_name)
         return attrs.evolve(pod, spec=spec)
+
+    def _binding(self, args: Mapping[str, Any]) -> tuple[Pod, str]:
+        """ExtenderBindingArgs: the pod (namespace, name, UID) and the node."""
+        values = {}
+        for key in ("PodName", "PodNamespace", "PodUID", "Node"):
+            value = field(args, key)
+            if not isinstance(value, str) or (not value and key != "PodUID"):
+                raise WireError(f"{key}: required, a string")
+            values[key] = value
+        raw = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": values["PodName"],
+                "namespace": values["PodNamespace"],
+                "uid": values["PodUID"],
+            },
+            "spec": {"schedulerName": self.profile},
+        }
+        pod = read_object(raw)
+        assert isinstance(pod, Pod)
+        return pod, values["Node"]
 
     def _nodes(self, args: Mapping[str, Any]) -> list[str]:
         """The request's node names; full nodes are kept for later NodeNames requests."""
@@ -165,6 +211,23 @@ class ExtenderServer:
             {"Host": name, "Score": result.totals.get(name, 0) * MAX_EXTENDER_PRIORITY // top}
             for name in names
         ]
+
+    async def _bind(self, pod: Pod, node_name: str) -> dict[str, Any]:
+        """ExtenderBindingResult: the Bind plugins' verdict, ``Error`` empty on success."""
+        framework = self.scheduler.frameworks[self.profile or ""]
+        status = await framework.run_bind(CycleState(), pod, node_name)
+        if status.code is Code.SKIP:
+            return {"Error": f"pod {pod.key}: no bind plugin bound the pod"}
+        if not status.is_success:
+            log.info(
+                "bind failed",
+                extra={"kv": {"pod": pod.key, "node": node_name, "err": status.message}},
+            )
+            return {"Error": status.message}
+        log.info(
+            "Successfully bound pod to node", extra={"kv": {"pod": pod.key, "node": node_name}}
+        )
+        return {"Error": ""}
 
     @staticmethod
     def _preempt(args: Mapping[str, Any]) -> dict[str, Any]:

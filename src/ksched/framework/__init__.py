@@ -8,6 +8,7 @@ from ._events import ClusterEventWithHint as ClusterEventWithHint
 from ._events import EventResource as EventResource
 from ._events import QueueingHint as QueueingHint
 from ._events import QueueingHintFn as QueueingHintFn
+from ._handle import Extender as Extender
 from ._handle import Handle as Handle
 from ._handle import MetricsRecorder as MetricsRecorder
 from ._interfaces import MAX_NODE_SCORE as MAX_NODE_SCORE
@@ -104,6 +105,7 @@ __all__ = [
     "CycleState",
     "EnqueueExtensions",
     "EventResource",
+    "Extender",
     "FilterPlugin",
     "Handle",
     "HostPortInfo",

@@ -23,7 +23,35 @@ if TYPE_CHECKING:
     from ._interfaces import Plugin, SharedLister
     from ._waiting import WaitingPod
 
-__all__ = ["Handle", "MetricsRecorder"]
+__all__ = ["Extender", "Handle", "MetricsRecorder"]
+
+
+class Extender(Protocol):
+    """A configured scheduler extender, as preemption sees it (upstream framework.Extender;
+    ``ksched.extender.ExtenderClient`` is the HTTP one)."""
+
+    @property
+    def name(self) -> str:
+        """Its ``urlPrefix``."""
+
+    @property
+    def is_ignorable(self) -> bool:
+        """An error skips the extender instead of failing the attempt."""
+
+    @property
+    def supports_preemption(self) -> bool:
+        """Whether it has a ``preemptVerb``."""
+
+    def is_interested(self, pod: Pod) -> bool:
+        """Whether the pod asks for a resource it manages (every pod when it manages none)."""
+
+    async def process_preemption(
+        self,
+        pod: Pod,
+        victims: Mapping[str, tuple[Sequence[Pod], int]],
+        nodes: SharedLister,
+    ) -> dict[str, tuple[list[Pod], int]]:
+        """The candidates it keeps: node -> (victims, PDB violations); raises on failure."""
 
 
 class MetricsRecorder(Protocol):
@@ -93,6 +121,10 @@ class Handle(Protocol):
     @property
     def metrics(self) -> MetricsRecorder | None:
         """The scheduler's metrics, when it keeps them (plugins may record into them)."""
+
+    @property
+    def extenders(self) -> Sequence[Extender]:
+        """The configured extenders (``extenders:``), in order; empty when none."""
 
     def record_event(
         self,

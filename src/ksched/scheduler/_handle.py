@@ -12,6 +12,7 @@ from ..api import Pod
 from ..cluster import ClusterStore
 from ..framework import (
     CycleState,
+    Extender,
     MetricsRecorder,
     NodeInfo,
     Plugin,
@@ -81,6 +82,10 @@ class FrameworkHandle:
     @property
     def metrics(self) -> MetricsRecorder | None:
         return self._scheduler.metrics
+
+    @property
+    def extenders(self) -> Sequence[Extender]:
+        return self._scheduler.extenders
 
     def record_event(
         self,

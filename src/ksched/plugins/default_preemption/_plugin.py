@@ -2,7 +2,7 @@
 
 # pkg/scheduler/framework/plugins/defaultpreemption/default_preemption.go
 # pkg/scheduler/framework/preemption/preemption.go (Evaluator.Preempt, findCandidates,
-# DryRunPreemption, SelectCandidate, pickOneNodeForPreemption, prepareCandidate)
+# DryRunPreemption, callExtenders, SelectCandidate, pickOneNodeForPreemption, prepareCandidate)
 # pkg/scheduler/util/utils.go (MoreImportantPod, GetEarliestPodStartTime)
 
 Preemption runs synchronously in the PostFilter (upstream with SchedulerAsyncPreemption
@@ -58,6 +58,7 @@ from ._dry_run import (
     node_checks_pass,
     order_reads_now,
 )
+from ._extenders import call_extenders
 from ._pdb import disruptions_allowed, filter_pods_with_pdb_violation
 from ._visit_cache import VisitCache, preemptor_key
 
@@ -148,6 +149,12 @@ class DefaultPreemption:
             )
             message = fit_error_message(len(all_nodes), node_statuses)
             return PostFilterResult(nominated_node_name=""), Status(Code.UNSCHEDULABLE, (message,))
+        if handle.extenders:  # callExtenders: those with a preemptVerb trim the candidates
+            candidates, failed = await call_extenders(
+                handle.extenders, pod, candidates, handle.snapshot
+            )
+            if failed is not None:
+                return None, failed
         best = self.select_candidate(candidates)
         if best is None or not best.name:
             return None, Status(Code.UNSCHEDULABLE, (MSG_NO_CANDIDATE,))
