@@ -1,12 +1,15 @@
 """Gang-scheduled training jobs on a small GPU cluster, run to completion.
 
-Each job is a PodGroup: its workers are placed all together or not at all (Coscheduling).
+Each job is a pod group: its workers are placed all together or not at all. By default the
+groups are scheduler-plugins PodGroups (Coscheduling); with ``--native`` they are
+scheduling.k8s.io PodGroups (the GangScheduling plugin and its pod-group cycle).
 A job controller submits jobs over time, lets each run for a while once every worker is
 bound, then deletes its pods so later jobs get the GPUs. The log says what waited at Permit,
 what was released and where each job landed.
 
 python examples/gang_training.py            # asyncio
 python examples/gang_training.py --trio     # the same code on trio
+python examples/gang_training.py --native   # scheduling.k8s.io PodGroups (GangScheduling)
 
 Times are printed in simulated minutes; one minute lasts ``SECONDS_PER_MINUTE`` of real time.
 """
@@ -21,7 +24,7 @@ import anyio
 import attrs
 
 import ksched
-from ksched.api import ObjectMeta
+from ksched.api import GroupPolicy, ObjectMeta, SchedulingGroupRef, SchedulingPodGroup
 from ksched.plugins.coscheduling import POD_GROUP_LABEL, Coscheduling
 from ksched.testing import make_node, make_pod
 
@@ -42,6 +45,24 @@ profiles:
       - name: NodeResourcesFit
         args:
           # Pack GPUs, so whole nodes stay free for wide workers.
+          scoringStrategy:
+            type: MostAllocated
+            resources: [{name: nvidia.com/gpu, weight: 1}, {name: cpu, weight: 1}]
+"""
+
+NATIVE_CONFIG = """
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+  - schedulerName: default-scheduler
+    plugins:
+      multiPoint:
+        enabled: [{name: GangScheduling}]
+        # Jobs wait for room instead of preempting workers, as in the Coscheduling run.
+        disabled: [{name: DefaultPreemption}]
+    pluginConfig:
+      - name: NodeResourcesFit
+        args:
           scoringStrategy:
             type: MostAllocated
             resources: [{name: nvidia.com/gpu, weight: 1}, {name: cpu, weight: 1}]
@@ -123,7 +144,11 @@ class Log:
             )
         elif event.kind == "Unschedulable":
             message = str(event.details.get("message", ""))
-            if "even after PostFilter" in message or "failed recently" in message:
+            if "minCount (" in message:  # the pod-group cycle's verdict (GangScheduling)
+                if self._last_block.get(job) != message:
+                    self._last_block[job] = message
+                    self.say(f"blocked  {job}: {message}")
+            elif "even after PostFilter" in message or "failed recently" in message:
                 reason = message.split(". PodGroup")[0]
                 if self._last_block.get(job) != reason:
                     self._last_block[job] = reason
@@ -142,26 +167,37 @@ def gpu_cluster() -> list[ksched.Node]:
     ]
 
 
-def job_objects(job: Job) -> tuple[ksched.PodGroup, list[ksched.Pod]]:
-    group = ksched.PodGroup(
-        metadata=ObjectMeta(name=job.name, namespace="default"), min_member=job.workers
-    )
-    pods = [
-        make_pod(f"{job.name}-w{i}")
-        .label(POD_GROUP_LABEL, job.name)
-        .priority(job.priority)
-        .container({"cpu": "4", "memory": "32Gi", GPU: job.gpus}, image="trainer:latest")
-        .obj()
-        for i in range(job.workers)
-    ]
+def job_objects(
+    job: Job, native: bool = False
+) -> tuple[ksched.PodGroup | SchedulingPodGroup, list[ksched.Pod]]:
+    meta = ObjectMeta(name=job.name, namespace="default")
+    group: ksched.PodGroup | SchedulingPodGroup
+    if native:
+        group = SchedulingPodGroup(metadata=meta, policy=GroupPolicy(min_count=job.workers))
+    else:
+        group = ksched.PodGroup(metadata=meta, min_member=job.workers)
+    pods = []
+    for i in range(job.workers):
+        builder = make_pod(f"{job.name}-w{i}").priority(job.priority)
+        if not native:
+            builder = builder.label(POD_GROUP_LABEL, job.name)
+        pod = builder.container(
+            {"cpu": "4", "memory": "32Gi", GPU: job.gpus}, image="trainer:latest"
+        ).obj()
+        if native:  # spec.schedulingGroup.podGroupName
+            ref = SchedulingGroupRef(pod_group_name=job.name)
+            pod = attrs.evolve(pod, spec=attrs.evolve(pod.spec, scheduling_group=ref))
+        pods.append(pod)
     return group, pods
 
 
-async def run_job(cluster: ksched.InMemoryCluster, log: Log, job: Job) -> None:
+async def run_job(
+    cluster: ksched.InMemoryCluster, log: Log, job: Job, native: bool = False
+) -> None:
     """Submit the job at its time, wait for the whole gang, train, then delete it."""
     await anyio.sleep(job.submit_at * SECONDS_PER_MINUTE)
     record = log.records[job.name]
-    group, pods = job_objects(job)
+    group, pods = job_objects(job, native)
     log.say(
         f"submit   {job.name}: {job.workers} workers x {job.gpus} GPU, "
         f"priority {job.priority}, runs {job.runs_for}m"
@@ -178,20 +214,20 @@ async def run_job(cluster: ksched.InMemoryCluster, log: Log, job: Job) -> None:
     await anyio.sleep(job.runs_for * SECONDS_PER_MINUTE)
     for pod in pods:
         await cluster.delete_pod(pod.key)
-    cluster.remove("PodGroup", f"default/{job.name}")
+    cluster.remove("SchedulingPodGroup" if native else "PodGroup", f"default/{job.name}")
     record.finished_at = log.minutes()
     log.say(f"finished {job.name}: {job.workers * job.gpus} GPUs free again")
 
 
 async def main(
-    jobs: Sequence[Job] = JOBS, print_line: Callable[[str], None] = print
+    jobs: Sequence[Job] = JOBS, print_line: Callable[[str], None] = print, native: bool = False
 ) -> dict[str, JobRecord]:
     """Run every job to completion; returns what happened to each."""
     cluster = ksched.InMemoryCluster()
     start = anyio.current_time()
     log = Log(lambda: anyio.current_time() - start, print_line)
     log.records = {job.name: JobRecord(job) for job in jobs}
-    config = ksched.load_config(CONFIG)
+    config = ksched.load_config(NATIVE_CONFIG if native else CONFIG)
     async with ksched.Scheduler.open(config, cluster, observer=log.observe, seed=1) as scheduler:
         await cluster.add(gpu_cluster())
         start = anyio.current_time()
@@ -199,11 +235,16 @@ async def main(
         log.say(f"cluster  {len(NODES)} nodes x {GPUS_PER_NODE} GPU = {total} GPUs")
         async with anyio.create_task_group() as tg:
             for job in jobs:
-                tg.start_soon(run_job, cluster, log, job)
-        plugin = scheduler.frameworks["default-scheduler"].plugins["Coscheduling"]
-        assert isinstance(plugin, Coscheduling)
-        leftover = {k: v for k, v in plugin.group_statuses().items() if v["bound"] or v["waiting"]}
-        assert not leftover, leftover
+                tg.start_soon(run_job, cluster, log, job, native)
+        plugins = scheduler.frameworks["default-scheduler"].plugins
+        if native:
+            assert not scheduler.cache.sizes()["assumed_pods"]
+        else:
+            plugin = plugins["Coscheduling"]
+            assert isinstance(plugin, Coscheduling)
+            statuses = plugin.group_statuses()
+            leftover = {k: v for k, v in statuses.items() if v["bound"] or v["waiting"]}
+            assert not leftover, leftover
     print_line("")
     print_line(f"{'job':<14} {'prio':>4} {'gang':>8} {'submit':>7} {'landed':>7} {'waited':>7} "
                f"{'done':>6}  Permit waits/releases")  # fmt: skip
@@ -222,5 +263,8 @@ async def main(
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--trio", action="store_true", help="run on trio instead of asyncio")
+    parser.add_argument(
+        "--native", action="store_true", help="scheduling.k8s.io PodGroups and GangScheduling"
+    )
     args = parser.parse_args()
-    anyio.run(main, backend="trio" if args.trio else "asyncio")
+    anyio.run(lambda: main(native=args.native), backend="trio" if args.trio else "asyncio")

@@ -67,3 +67,32 @@ async def test_gang_training_runs_every_job_to_completion() -> None:
     # Gangs never landed partly: no job's "landed" line before its last worker's bind.
     assert log.index("landed   bert-finetune") < log.index("landed   llm-pretrain")
     assert "job            prio" in log
+
+
+@pytest.mark.parametrize(
+    "anyio_backend",
+    ["asyncio", ("trio", {"clock": MockClock(autojump_threshold=0)})],
+    ids=["asyncio", "trio-mock-clock"],
+)
+async def test_gang_training_native_places_each_job_in_one_group_cycle() -> None:
+    """--native: scheduling.k8s.io PodGroups. Each job lands whole with no Permit wait (the
+    pod-group cycle places it in one pass or not at all) and a blocked job logs the group
+    verdict; the 16-GPU job lands only after every earlier GPU holder finished."""
+    example = load_example()
+    lines: list[str] = []
+    records = await example.main(print_line=lines.append, native=True)
+    log = "\n".join(lines)
+    for job in example.JOBS:
+        record = records[job.name]
+        assert len(record.nodes) == job.workers, job.name
+        assert record.waits == 0 and record.releases == 0
+        assert record.finished_at is not None
+        assert record.finished_at >= (record.landed_at or 0) + job.runs_for
+    assert re.search(r"blocked +llm-pretrain: minCount \(4\) cannot be satisfied", log)
+    llm = records["llm-pretrain"]
+    assert llm.landed_at is not None
+    assert all(
+        (records[name].finished_at or 0) <= llm.landed_at + 1
+        for name in ("bert-finetune", "vit-train")
+    )
+    assert sorted(llm.nodes.values()) == sorted(example.NODES)

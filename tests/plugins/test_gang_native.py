@@ -439,3 +439,33 @@ def test_placement_feasible_reasons_are_upstreams() -> None:
         status = plugin.placement_feasible(group, remaining, scheduled)
         assert status.code is code
         assert status.message == text
+
+
+async def test_a_profile_uses_one_gang_plugin() -> None:
+    """Coscheduling and GangScheduling coexist in a configuration, one per profile."""
+    from ksched import ConfigError
+
+    both = config("Coscheduling")
+    with pytest.raises(ConfigError, match="Coscheduling and GangScheduling are both enabled"):
+        Scheduler(both, InMemoryCluster())
+    two = SchedulerConfig(
+        profiles=(
+            config().profiles[0],
+            attrs.evolve(
+                config().profiles[0],
+                scheduler_name="coscheduler",
+                plugins={
+                    "multiPoint": PluginSet(
+                        enabled=(
+                            PluginRef("Coscheduling"),
+                            PluginRef("NodeResourcesFit"),
+                            PluginRef("DefaultBinder"),
+                        )
+                    )
+                },
+            ),
+        )
+    )
+    sched = Scheduler(two, InMemoryCluster())
+    assert sched.frameworks["default-scheduler"].group_plugin is not None
+    assert sched.frameworks["coscheduler"].group_plugin is None

@@ -359,9 +359,33 @@ def render_explain(console: Console, report: Mapping[str, Any], pod: str) -> Non
             parts.append(Text(f"  {plugin}: {_decision_text(decision)}"))
     elif filters or pre is not None:
         parts.append(Text("selected: no node (the attempt failed)", style="red"))
+    group = entry.get("podGroup")
+    if group:
+        parts.extend(_group_lines(group))
     if pod_state.get("message"):
         parts.append(Text(f"last failure: {pod_state['message']}", style="dim"))
     console.print(Padding(Group(*parts), (1, 0, 0, 0)))
+
+
+def _group_lines(group: Mapping[str, Any]) -> list[Text]:
+    """The pod-group cycle's decision, for a member of a gang."""
+    outcome = group.get("outcome", "")
+    style = "bold green" if outcome == "Scheduled" else "red"
+    lines = [
+        Text.assemble(
+            f"pod group {group.get('podGroup')} (minCount {group.get('minCount')}): ",
+            (outcome, style),
+            f" — {group['message']}" if group.get("message") else "",
+        )
+    ]
+    placed = group.get("placed") or {}
+    for member in group.get("members", []):
+        node = placed.get(member)
+        lines.append(Text(f"  {member} → {node}" if node else f"  {member} → no node"))
+    victims = (group.get("preemption") or {}).get("victims") or {}
+    for node, pods in victims.items():
+        lines.append(Text(f"  preempting on {node}: {', '.join(pods)}", style="yellow"))
+    return lines
 
 
 def _decision_text(decision: Any, nested: bool = False) -> str:

@@ -65,7 +65,13 @@ def build_framework(
     where = f"profile {profile.scheduler_name!r}"
     handle = handle_for(None)
     plugins: dict[str, Plugin] = {}
-    for name in plugin_names(profile):
+    names = plugin_names(profile)
+    if "Coscheduling" in names and "GangScheduling" in names:
+        raise ConfigError(
+            f"{where}: plugins: Coscheduling and GangScheduling are both enabled; a profile "
+            "uses one gang plugin (scheduler-plugins PodGroups or scheduling.k8s.io ones)"
+        )
+    for name in names:
         try:
             factory = resolve_factory(name, registry)
         except ConfigError as exc:

@@ -93,6 +93,12 @@ def _compare_explain(expect: Mapping[str, Any], explain: Mapping[str, Any]) -> N
                 f"explain.{key}.decisions: expected {want['decisions']!r}, "
                 f"got {got.get('decisions')!r}"
             )
+        group = got.get("podGroup") or {}
+        for field, value in (want.get("podGroup") or {}).items():
+            if group.get(field) != value:
+                raise Mismatch(
+                    f"explain.{key}.podGroup.{field}: expected {value!r}, got {group.get(field)!r}"
+                )
 
 
 @attrs.frozen

@@ -399,6 +399,8 @@ def _explain(report: AttemptReport, weights: Mapping[str, int]) -> dict[str, Any
     out["selected"] = report.selected
     if report.decisions:
         out["decisions"] = report.decisions
+    if report.group is not None:
+        out["podGroup"] = report.group
     if report.hinted:
         out["hinted"] = True
     return out
