@@ -469,3 +469,34 @@ async def test_a_profile_uses_one_gang_plugin() -> None:
     sched = Scheduler(two, InMemoryCluster())
     assert sched.frameworks["default-scheduler"].group_plugin is not None
     assert sched.frameworks["coscheduler"].group_plugin is None
+
+
+async def test_group_preemption_prefers_victims_no_budget_protects() -> None:
+    """Victims are chosen as DefaultPreemption chooses them: a node whose pod a
+    PodDisruptionBudget protects (0 disruptions allowed) is the last resort, so a gang of two
+    takes the two unprotected nodes (preemption.go pickOneNodeForPreemption, fewest PDB
+    violations first)."""
+    from ksched.api import LabelSelector, PodDisruptionBudget
+
+    cluster = InMemoryCluster()
+    async with start(cluster) as sched:
+        for name in ("n1", "n2", "n3"):
+            await cluster.add_node(node(name, "2"))
+        for name in ("n1", "n2", "n3"):
+            low = make_pod(f"low-{name}").req(cpu="2").label("app", name).obj()
+            await cluster.add_pod(attrs.evolve(low, spec=attrs.evolve(low.spec, node_name=name)))
+        cluster.apply(
+            PodDisruptionBudget(
+                metadata=ObjectMeta(name="keep-n1", namespace="default"),
+                selector=LabelSelector(match_labels={"app": "n1"}),
+                disruptions_allowed=0,
+            )
+        )
+        cluster.apply(pod_group("hi", 2))
+        for i in range(2):
+            await cluster.add_pod(member(f"h{i}", "hi", cpu="2", priority=100))
+        for i in range(2):
+            await cluster.wait_bound(f"default/h{i}", timeout=5)
+        assert sorted(cluster.evicted) == ["default/low-n2", "default/low-n3"]
+        assert sorted(str(bound_to(cluster, f"h{i}")) for i in range(2)) == ["n2", "n3"]
+        assert sched.idle
