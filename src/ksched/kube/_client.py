@@ -44,6 +44,7 @@ class ApiError(KschedError, RuntimeError):
         super().__init__(f"{status} {reason}: {message}")
         self.status = status
         self.reason = reason
+        self.message = message
 
 
 class ConflictError(ApiError):
