@@ -23,6 +23,7 @@ import httpx
 import yaml
 
 from .._errors import ConfigError, KschedError, NotFoundError
+from ._transport import KeepAliveTransport
 
 __all__ = [
     "ApiError",
@@ -89,6 +90,7 @@ class KubeConfig:
         """An httpx client for this server (``options`` go to httpx, e.g. ``transport``)."""
         options.setdefault("timeout", httpx.Timeout(30.0, connect=5.0))
         options.setdefault("limits", httpx.Limits(max_connections=32, max_keepalive_connections=16))
+        options.setdefault("transport", KeepAliveTransport(self.ssl_context()))
         return httpx.AsyncClient(
             base_url=self.server, headers=self.headers(), verify=self.ssl_context(), **options
         )
