@@ -16,6 +16,7 @@ import tempfile
 from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 import anyio
 import attrs
@@ -260,8 +261,48 @@ class KubeClient:
     """Where watches go (default: ``http``); their own pool keeps the requests' pool small."""
     _in_flight: anyio.Semaphore = attrs.field(init=False)
 
+    _fast: KeepAliveTransport | None = attrs.field(init=False, default=None)
+    _fast_prefix: bytes = attrs.field(init=False, default=b"")
+    _fast_headers: list[tuple[bytes, bytes]] = attrs.field(init=False, factory=list)
+
     def __attrs_post_init__(self) -> None:
         self._in_flight = anyio.Semaphore(self.max_in_flight)
+        # With ksched's own transport, plain requests skip httpx's request/response models
+        # (their URL parsing and header merging cost more than the exchange itself).
+        transport = getattr(self.http, "_transport", None)
+        if isinstance(transport, KeepAliveTransport) and not self.http.auth:
+            base = self.http.base_url
+            self._fast = transport
+            self._fast_prefix = base.raw_path.rstrip(b"/")
+            # No Accept-Encoding: bodies come back as sent (on loopback or in-cluster,
+            # gzip costs more CPU than it saves).
+            self._fast_headers = [(b"Host", base.netloc)] + [
+                (k, v) for k, v in self.http.headers.raw if k.lower() != b"accept-encoding"
+            ]
+
+    async def _send(
+        self,
+        method: str,
+        path: str,
+        content: bytes | None,
+        params: Mapping[str, str] | None,
+        headers: dict[str, str] | None,
+    ) -> tuple[int, httpx.Headers | list[tuple[bytes, bytes]], bytes]:
+        """One exchange: status, headers and body."""
+        if self._fast is None:
+            response = await self.http.request(
+                method, path, content=content, params=params, headers=headers
+            )
+            return response.status_code, response.headers, response.content
+        target = self._fast_prefix + path.encode()
+        if params:
+            target += b"?" + urlencode(params).encode()
+        raw = self._fast_headers
+        if headers:
+            raw = [*raw, *((k.encode(), v.encode()) for k, v in headers.items())]
+        return await self._fast.fetch(
+            self.http.base_url, method, target, raw, content or b"", self.http.timeout.as_dict()
+        )
 
     async def request(
         self,
@@ -289,8 +330,8 @@ class KubeClient:
                 async with self._in_flight:
                     if guard is not None:
                         guard()
-                    response = await self.http.request(
-                        method, path, content=content, params=params, headers=headers
+                    status, answer_headers, answer = await self._send(
+                        method, path, content, params, headers
                     )
             except httpx.TransportError:
                 if last:
@@ -298,9 +339,10 @@ class KubeClient:
                 await anyio.sleep(delay * random.uniform(0.5, 1.5))
                 delay = min(delay * 2, self.max_backoff)
                 continue
-            if response.status_code < 300:
-                return response.json() if response.content else None
-            if response.status_code in RETRY_STATUSES and not last:
+            if status < 300:
+                return json.loads(answer) if answer else None
+            response = httpx.Response(status, headers=answer_headers, content=answer)
+            if status in RETRY_STATUSES and not last:
                 after = response.headers.get("Retry-After", "")
                 wait = float(after) if after.isdigit() else delay * random.uniform(0.5, 1.5)
                 await anyio.sleep(min(wait, self.max_backoff))

@@ -155,20 +155,23 @@ class KeepAliveTransport(httpx.AsyncBaseTransport):
             await conn.aclose()
         return await self._connect(url, timeout), False
 
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        timeouts = request.extensions.get("timeout") or {}
+    async def _exchange(
+        self,
+        url: httpx.URL,
+        method: str,
+        target: bytes,
+        headers: list[tuple[bytes, bytes]],
+        body: bytes,
+        timeouts: dict[str, float | None],
+    ) -> tuple[_Connection, h11.Response]:
+        """Send one request and read the response head; the body is the caller's."""
         read_timeout = timeouts.get("read")
-        body = b"".join([part async for part in request.stream])  # type: ignore[union-attr]
-        headers = list(request.headers.raw)
         if body and not any(k.lower() == b"content-length" for k, _ in headers):
-            headers.append((b"Content-Length", str(len(body)).encode()))
-        target = request.url.raw_path
+            headers = [*headers, (b"Content-Length", str(len(body)).encode())]
         for attempt in range(2):
-            conn, reused = await self._checkout(request.url, timeouts.get("connect"))
+            conn, reused = await self._checkout(url, timeouts.get("connect"))
             try:
-                wire = conn.h11.send(
-                    h11.Request(method=request.method, target=target, headers=headers)
-                )
+                wire = conn.h11.send(h11.Request(method=method, target=target, headers=headers))
                 if body:
                     wire += conn.h11.send(h11.Data(data=body))
                 wire += conn.h11.send(h11.EndOfMessage())
@@ -189,7 +192,7 @@ class KeepAliveTransport(httpx.AsyncBaseTransport):
                 # A reused connection the server had just closed: once more on a new one
                 # (if the request may have been taken, only when repeating it is harmless).
                 unsent = isinstance(exc, httpx.WriteError)
-                if reused and attempt == 0 and (unsent or request.method in IDEMPOTENT):
+                if reused and attempt == 0 and (unsent or method in IDEMPOTENT):
                     continue
                 raise
             except h11.ProtocolError as exc:
@@ -199,13 +202,45 @@ class KeepAliveTransport(httpx.AsyncBaseTransport):
                 await conn.aclose()
                 raise
             assert isinstance(event, h11.Response)
-            return httpx.Response(
-                event.status_code,
-                headers=event.headers.raw_items(),
-                stream=_Body(self, conn, read_timeout),
-                extensions={"http_version": b"HTTP/1.1"},
-            )
+            return conn, event
         raise AssertionError("unreachable")
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        timeouts = request.extensions.get("timeout") or {}
+        body = b"".join([part async for part in request.stream])  # type: ignore[union-attr]
+        conn, head = await self._exchange(
+            request.url,
+            request.method,
+            request.url.raw_path,
+            list(request.headers.raw),
+            body,
+            timeouts,
+        )
+        return httpx.Response(
+            head.status_code,
+            headers=head.headers.raw_items(),
+            stream=_Body(self, conn, timeouts.get("read")),
+            extensions={"http_version": b"HTTP/1.1"},
+        )
+
+    async def fetch(
+        self,
+        url: httpx.URL,
+        method: str,
+        target: bytes,
+        headers: list[tuple[bytes, bytes]],
+        body: bytes,
+        timeouts: dict[str, float | None],
+    ) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
+        """One whole request without httpx's request and response models: status, raw
+        headers and body. ``url`` names the server; ``target`` is the path and query."""
+        conn, head = await self._exchange(url, method, target, headers, body, timeouts)
+        reader = _Body(self, conn, timeouts.get("read"))
+        try:
+            content = b"".join([chunk async for chunk in reader])
+        finally:
+            await reader.aclose()
+        return head.status_code, list(head.headers.raw_items()), content
 
     async def aclose(self) -> None:
         idle, self._idle = self._idle, []
