@@ -52,8 +52,11 @@ class _Connection:
             if event is not h11.NEED_DATA:
                 return event
             try:
-                with anyio.fail_after(timeout):
+                if timeout is None:
                     data = await self.stream.receive(READ_SIZE)
+                else:
+                    with anyio.fail_after(timeout):
+                        data = await self.stream.receive(READ_SIZE)
             except anyio.EndOfStream:
                 data = b""
             except TimeoutError as exc:
@@ -176,8 +179,12 @@ class KeepAliveTransport(httpx.AsyncBaseTransport):
                     wire += conn.h11.send(h11.Data(data=body))
                 wire += conn.h11.send(h11.EndOfMessage())
                 try:
-                    with anyio.fail_after(timeouts.get("write")):
+                    write_timeout = timeouts.get("write")
+                    if write_timeout is None:
                         await conn.stream.send(wire)
+                    else:
+                        with anyio.fail_after(write_timeout):
+                            await conn.stream.send(wire)
                 except TimeoutError as exc:
                     raise httpx.WriteTimeout("timed out sending the request") from exc
                 except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
@@ -234,12 +241,20 @@ class KeepAliveTransport(httpx.AsyncBaseTransport):
     ) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
         """One whole request without httpx's request and response models: status, raw
         headers and body. ``url`` names the server; ``target`` is the path and query."""
-        conn, head = await self._exchange(url, method, target, headers, body, timeouts)
-        reader = _Body(self, conn, timeouts.get("read"))
+        # One deadline for the whole exchange (read + write) instead of one per socket
+        # operation: a cancel scope per receive costs as much as the receive.
+        limits = [t for t in (timeouts.get("read"), timeouts.get("write")) if t is not None]
+        untimed = {"connect": timeouts.get("connect"), "read": None, "write": None}
         try:
-            content = b"".join([chunk async for chunk in reader])
-        finally:
-            await reader.aclose()
+            with anyio.fail_after(sum(limits) if limits else None):
+                conn, head = await self._exchange(url, method, target, headers, body, untimed)
+                reader = _Body(self, conn, None)
+                try:
+                    content = b"".join([chunk async for chunk in reader])
+                finally:
+                    await reader.aclose()
+        except TimeoutError as exc:
+            raise httpx.ReadTimeout(f"{method} {target.decode()} timed out") from exc
         return head.status_code, list(head.headers.raw_items()), content
 
     async def aclose(self) -> None:
