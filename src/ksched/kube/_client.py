@@ -261,24 +261,13 @@ class KubeClient:
     """Where watches go (default: ``http``); their own pool keeps the requests' pool small."""
     _in_flight: anyio.Semaphore = attrs.field(init=False)
 
-    _fast: KeepAliveTransport | None = attrs.field(init=False, default=None)
-    _fast_prefix: bytes = attrs.field(init=False, default=b"")
-    _fast_headers: list[tuple[bytes, bytes]] = attrs.field(init=False, factory=list)
+    _fast: _Direct | None = attrs.field(init=False, default=None)
+    _watch_fast: _Direct | None = attrs.field(init=False, default=None)
 
     def __attrs_post_init__(self) -> None:
         self._in_flight = anyio.Semaphore(self.max_in_flight)
-        # With ksched's own transport, plain requests skip httpx's request/response models
-        # (their URL parsing and header merging cost more than the exchange itself).
-        transport = getattr(self.http, "_transport", None)
-        if isinstance(transport, KeepAliveTransport) and not self.http.auth:
-            base = self.http.base_url
-            self._fast = transport
-            self._fast_prefix = base.raw_path.rstrip(b"/")
-            # No Accept-Encoding: bodies come back as sent (on loopback or in-cluster,
-            # gzip costs more CPU than it saves).
-            self._fast_headers = [(b"Host", base.netloc)] + [
-                (k, v) for k, v in self.http.headers.raw if k.lower() != b"accept-encoding"
-            ]
+        self._fast = _Direct.of(self.http)
+        self._watch_fast = _Direct.of(self.watch_http or self.http)
 
     async def _send(
         self,
@@ -294,14 +283,17 @@ class KubeClient:
                 method, path, content=content, params=params, headers=headers
             )
             return response.status_code, response.headers, response.content
-        target = self._fast_prefix + path.encode()
-        if params:
-            target += b"?" + urlencode(params).encode()
-        raw = self._fast_headers
+        fast = self._fast
+        raw = fast.headers
         if headers:
             raw = [*raw, *((k.encode(), v.encode()) for k, v in headers.items())]
-        return await self._fast.fetch(
-            self.http.base_url, method, target, raw, content or b"", self.http.timeout.as_dict()
+        return await fast.transport.fetch(
+            fast.base_url,
+            method,
+            fast.target(path, params),
+            raw,
+            content or b"",
+            self.http.timeout.as_dict(),
         )
 
     async def request(
@@ -356,14 +348,68 @@ class KubeClient:
     ) -> AsyncIterator[Mapping[str, Any]]:
         """Watch events (decoded JSON lines) of one watch request."""
         await self.limiter.acquire()
+        fast = self._watch_fast
+        if fast is not None:
+            status, headers, body = await fast.transport.open_stream(
+                fast.base_url,
+                "GET",
+                fast.target(path, params),
+                fast.headers,
+                {"connect": 5.0, "read": timeout, "write": timeout},
+            )
+            try:
+                if status >= 300:
+                    content = b"".join([chunk async for chunk in body])
+                    raise _error(httpx.Response(status, headers=headers, content=content))
+                pending = b""
+                async for chunk in body:
+                    *lines, pending = (pending + chunk).split(b"\n")
+                    for line in lines:
+                        if line.strip():
+                            event = json.loads(line)
+                            if isinstance(event, Mapping):
+                                yield event
+            finally:
+                await body.aclose()
+            return
         request_timeout = httpx.Timeout(timeout, connect=5.0)
         http = self.watch_http or self.http
         async with http.stream("GET", path, params=params, timeout=request_timeout) as resp:
             if resp.status_code >= 300:
                 await resp.aread()
                 raise _error(resp)
-            async for line in resp.aiter_lines():
-                if line.strip():
-                    event = json.loads(line)
+            async for text in resp.aiter_lines():
+                if text.strip():
+                    event = json.loads(text)
                     if isinstance(event, Mapping):
                         yield event
+
+
+@attrs.frozen
+class _Direct:
+    """How to reach a server through ksched's transport without httpx's models (their
+    URL parsing and header merging cost more than the exchange itself)."""
+
+    transport: KeepAliveTransport
+    base_url: httpx.URL
+    prefix: bytes
+    headers: list[tuple[bytes, bytes]]
+
+    @classmethod
+    def of(cls, http: httpx.AsyncClient) -> _Direct | None:
+        transport = getattr(http, "_transport", None)
+        if not isinstance(transport, KeepAliveTransport) or http.auth is not None:
+            return None
+        base = http.base_url
+        # No Accept-Encoding: bodies come back as sent (on loopback or in-cluster, gzip
+        # costs more CPU than it saves).
+        headers = [(b"Host", base.netloc)] + [
+            (k, v) for k, v in http.headers.raw if k.lower() != b"accept-encoding"
+        ]
+        return cls(transport, base, base.raw_path.rstrip(b"/"), headers)
+
+    def target(self, path: str, params: Mapping[str, str] | None) -> bytes:
+        target = self.prefix + path.encode()
+        if params:
+            target += b"?" + urlencode(params).encode()
+        return target

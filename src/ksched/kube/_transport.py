@@ -230,6 +230,21 @@ class KeepAliveTransport(httpx.AsyncBaseTransport):
             extensions={"http_version": b"HTTP/1.1"},
         )
 
+    async def open_stream(
+        self,
+        url: httpx.URL,
+        method: str,
+        target: bytes,
+        headers: list[tuple[bytes, bytes]],
+        timeouts: dict[str, float | None],
+    ) -> tuple[int, list[tuple[bytes, bytes]], httpx.AsyncByteStream]:
+        """A request whose body is read as it comes (watches): status, raw headers and the
+        body stream, which the caller must ``aclose``. ``timeouts["read"]`` bounds each
+        read."""
+        conn, head = await self._exchange(url, method, target, headers, b"", timeouts)
+        body = _Body(self, conn, timeouts.get("read"))
+        return head.status_code, list(head.headers.raw_items()), body
+
     async def fetch(
         self,
         url: httpx.URL,
