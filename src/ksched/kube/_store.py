@@ -7,7 +7,9 @@ bind in the binding task, status and Events through the writer task.
 # pkg/scheduler/framework/plugins/defaultbinder/default_binder.go (POST pods/binding),
 # framework/preemption/preemption.go PreemptPod (DisruptionTarget condition, reason
 # PreemptionByScheduler, "<scheduler>: preempting to accommodate a higher priority pod",
-# then delete), client-go discovery (a group the server does not serve is skipped).
+# then delete), client-go discovery (a group the server does not serve is skipped);
+# volumebinding/binder.go bindAPIUpdate (PVs and PVCs updated with the scheduler's
+# assumed version; a newer cached object is awaited before checkBindings reads it).
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ from .._errors import KschedError
 from ..api import (
     Namespace,
     Node,
+    PersistentVolume,
+    PersistentVolumeClaim,
     Pod,
     PodDisruptionBudget,
     PodGroup,
@@ -36,7 +40,8 @@ from ..api import (
     Service,
     StatefulSet,
 )
-from ..cluster import ClusterListener, InMemoryCluster
+from ..cluster import ClusterListener, InMemoryCluster, object_key
+from ..cluster._store import VolumeUpdateError
 from ._client import ApiError, ApiNotFoundError, ConflictError, KubeClient
 from ._reflector import RESOURCES, Reflector, Resource
 from ._writer import Writer, micro_time
@@ -69,6 +74,9 @@ class KubeCluster:
     binds: int = 0
     writer: Writer = attrs.field(init=False)
     _conditions: dict[str, Mapping[str, Any]] = attrs.field(factory=dict)
+    _version_waiters: dict[tuple[str, str], list[tuple[str, anyio.Event]]] = attrs.field(
+        factory=dict
+    )
 
     def __attrs_post_init__(self) -> None:
         self.writer = Writer(
@@ -161,12 +169,51 @@ class KubeCluster:
             else:
                 self._conditions[obj.key] = cond
         self.cache.apply(obj)
+        if self._version_waiters:
+            self._wake_version_waiters(kind, object_key(obj))
 
     def _remove(self, kind: str, key: str) -> None:
         if kind == "Pod":
             self._conditions.pop(key, None)
         if self.cache.get(kind, key) is not None:
             self.cache.remove(kind, key)
+        if self._version_waiters:
+            self._wake_version_waiters(kind, key)
+
+    def resource_version(self, kind: str, key: str) -> str | None:
+        """The resourceVersion of the cached object (None: not cached)."""
+        reflector = self.reflectors.get(kind)
+        return None if reflector is None else reflector.versions.get(key)
+
+    def _wake_version_waiters(self, kind: str, key: str) -> None:
+        waiters = self._version_waiters.get((kind, key))
+        if not waiters:
+            return
+        current = self.resource_version(kind, key)
+        for target, event in list(waiters):
+            if current is None or not is_older(current, target):
+                event.set()
+                waiters.remove((target, event))
+        if not waiters:
+            del self._version_waiters[(kind, key)]
+
+    async def wait_version(self, kind: str, key: str, resource_version: str) -> None:
+        """Wait until the watch cache holds ``kind`` ``key`` at ``resource_version`` or
+        newer, or no longer holds it (deleted)."""
+        current = self.resource_version(kind, key)
+        if current is None or not is_older(current, resource_version):
+            return
+        event = anyio.Event()
+        entry = (resource_version, event)
+        self._version_waiters.setdefault((kind, key), []).append(entry)
+        try:
+            await event.wait()
+        finally:
+            waiters = self._version_waiters.get((kind, key))
+            if waiters and entry in waiters:
+                waiters.remove(entry)
+                if not waiters:
+                    del self._version_waiters[(kind, key)]
 
     def _current_pod(self, key: str) -> tuple[Pod | None, Mapping[str, Any] | None]:
         return self.cache.get_pod(key), self._conditions.get(key)
@@ -270,6 +317,62 @@ class KubeCluster:
                 raise
         self.binds += 1
 
+    async def update_volume(self, obj: PersistentVolume | PersistentVolumeClaim) -> None:
+        """VolumeBinding's PreBind write (binder.go bindAPIUpdate): a PV's claimRef and
+        bound-by-controller annotation, or a PVC's selected-node annotation.
+
+        Upstream PUTs the whole assumed object at the cached resourceVersion; this sends
+        the fields the scheduler changed as a merge patch at that resourceVersion, which
+        is refused (409) just the same when the object changed, and drops no field ksched
+        does not model. Returns once the watch cache holds the written version.
+
+        Raises:
+            VolumeUpdateError: refused (the server's message), unreachable, or not leader.
+        """
+        if isinstance(obj, PersistentVolume):
+            kind, key = "PersistentVolume", obj.name
+            path = f"/api/v1/persistentvolumes/{obj.name}"
+            spec: dict[str, Any] = {}
+            if obj.claim_ref is not None:
+                ref = obj.claim_ref
+                claim_key = f"{ref.namespace}/{ref.name}"
+                spec["claimRef"] = {
+                    "kind": "PersistentVolumeClaim",
+                    "apiVersion": "v1",
+                    "namespace": ref.namespace,
+                    "name": ref.name,
+                    "uid": ref.uid,
+                    "resourceVersion": self.resource_version("PersistentVolumeClaim", claim_key)
+                    or "",
+                }
+        else:
+            kind, key = "PersistentVolumeClaim", obj.key
+            path = f"/api/v1/namespaces/{obj.namespace}/persistentvolumeclaims/{obj.name}"
+            spec = {}
+        version = self.resource_version(kind, key)
+        if version is None:
+            raise VolumeUpdateError(f'{kind.lower()}s "{obj.metadata.name}" not found')
+        patch: dict[str, Any] = {
+            "metadata": {"resourceVersion": version, "annotations": dict(obj.metadata.annotations)}
+        }
+        if spec:
+            patch["spec"] = spec
+        try:
+            body = await self.client.request(
+                "PATCH",
+                path,
+                body=patch,
+                content_type="application/merge-patch+json",
+                guard=self._guard(f"updating {kind} {key}"),
+            )
+        except ApiError as exc:
+            raise VolumeUpdateError(exc.message) from exc
+        except (httpx.TransportError, NotLeaderError) as exc:
+            raise VolumeUpdateError(f"updating {kind} {key}: {exc!r}") from exc
+        written = str(((body or {}).get("metadata") or {}).get("resourceVersion") or "")
+        if written:
+            await self.wait_version(kind, key, written)
+
     async def evict(self, pod: Pod) -> None:
         """Preempt a victim: the DisruptionTarget condition first, then delete it.
 
@@ -331,3 +434,9 @@ class KubeCluster:
         self.writer.record_event(
             regarding, related, event_type, reason, action, note, controller=controller
         )
+
+
+def is_older(version: str, than: str) -> bool:
+    """Whether resourceVersion ``version`` is older than ``than`` (etcd revisions compare
+    as integers, as upstream's APIObjectVersioner does; other strings are not ordered)."""
+    return version.isdigit() and than.isdigit() and int(version) < int(than)

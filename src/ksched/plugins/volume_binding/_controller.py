@@ -124,6 +124,8 @@ def check_bindings(cluster: InMemoryCluster, pod: Pod, node_name: str, volumes: 
         pvc = cluster.get("PersistentVolumeClaim", f"{claim.namespace}/{claim.name}")
         if pvc is None:
             raise BinderError("failed to check provisioning pvc: not found")
+        if not pvc.metadata.annotations:
+            raise BinderError(f'selectedNode annotation reset for PVC "{pvc.name}"')
         if pvc.metadata.annotations.get(ANN_SELECTED_NODE) != node_name:
             raise BinderError(f'provisioning failed for PVC "{pvc.name}"')
         if pvc.volume_name:

@@ -13,6 +13,7 @@ import attrs
 
 from ksched import InMemoryCluster, Pod
 from ksched.api import ephemeral_claim_owner_error, pod_claim_names
+from ksched.cluster._store import VolumeUpdateError, VolumeUpdater
 from ksched.framework import (
     VOLUMES,
     ActionType,
@@ -40,6 +41,9 @@ NAME: Final = "VolumeBinding"
 STATE_KEY: Final = NAME
 ERR_UNBOUND_IMMEDIATE: Final = "pod has unbound immediate PersistentVolumeClaims"
 POLL_SECONDS = 1.0
+"""binder.go's checkBindings period; through an API, changes of the watched kinds wake the
+check sooner (the check reads caches only)."""
+_BINDING_KINDS: Final = frozenset({"PersistentVolume", "PersistentVolumeClaim", "Pod", "Node"})
 _SKIP: Final = Status(Code.SKIP)
 
 
@@ -223,6 +227,8 @@ class VolumeBinding:
         volumes = data.by_node.get(node_name)
         if volumes is None:
             return Status(Code.ERROR, (f'no pod volumes found for node "{node_name}"',))
+        if isinstance(self._cluster, VolumeUpdater):
+            return await self._bind_through_api(self._cluster, pod, node_name, volumes)
         if not isinstance(self._cluster, InMemoryCluster):
             return Status(Code.ERROR, ("binding volumes: the cluster store cannot update PVs",))
         try:
@@ -235,6 +241,42 @@ class VolumeBinding:
         except BinderError as exc:
             self.binder.revert(volumes)
             return Status(Code.ERROR, (f"binding volumes: {exc}",))
+        return Status(Code.ERROR, ("binding volumes: context deadline exceeded",))
+
+    async def _bind_through_api(
+        self, cluster: VolumeUpdater, pod: Pod, node_name: str, volumes: PodVolumes
+    ) -> Status | None:
+        """BindPodVolumes: write the assumed PVs and claims (bindAPIUpdate), then wait for
+        the PV controller and provisioners to bind them (checkBindings), woken by the
+        watch caches, within bindTimeoutSeconds. The writes are not rolled back."""
+        wake = anyio.Event()
+
+        def on_change(kind: str, old: Any, new: Any) -> None:
+            if kind in _BINDING_KINDS:
+                wake.set()
+
+        self._cluster.subscribe(on_change)
+        try:
+            with anyio.move_on_after(self.args.bind_timeout_seconds):
+                try:
+                    for binding in volumes.static_bindings:
+                        await cluster.update_volume(binding.pv)
+                    for claim in volumes.dynamic_provisions:
+                        await cluster.update_volume(claim)
+                except VolumeUpdateError as exc:
+                    self.binder.revert(volumes)
+                    return Status(Code.ERROR, (str(exc),))
+                while True:
+                    try:
+                        if check_bindings(self._cluster, pod, node_name, volumes):
+                            return None
+                    except BinderError as exc:
+                        return Status(Code.ERROR, (f"binding volumes: {exc}",))
+                    with anyio.move_on_after(POLL_SECONDS):
+                        await wake.wait()
+                    wake = anyio.Event()
+        finally:
+            self._cluster.unsubscribe(on_change)
         return Status(Code.ERROR, ("binding volumes: context deadline exceeded",))
 
     # ---- events -------------------------------------------------------------------

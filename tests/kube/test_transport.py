@@ -1,0 +1,45 @@
+"""KeepAliveTransport against the real kube-apiserver: reuse, recovery, both code paths."""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+
+from ksched.kube import KubeClient, TokenBucket
+from ksched.kube._transport import KeepAliveTransport
+
+from ._plane import ControlPlane
+from ._support import ChaosProxy
+from .conftest import Api, http_client
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_sequential_requests_share_one_connection(plane: ControlPlane, api: Api) -> None:
+    async with http_client(plane.url) as http:
+        transport = http._transport
+        assert isinstance(transport, KeepAliveTransport)
+        client = KubeClient(http, TokenBucket(0, 0))
+        for _ in range(20):
+            body = await client.request("GET", f"/api/v1/namespaces/{api.ns}")
+            assert body["metadata"]["name"] == api.ns
+        # httpx's own path (streams, watches) goes through the same pool.
+        response = await http.get(f"/api/v1/namespaces/{api.ns}")
+        assert response.json()["metadata"]["name"] == api.ns
+        assert transport.connections_opened == 1
+
+
+async def test_a_connection_the_server_closed_is_replaced(plane: ControlPlane, api: Api) -> None:
+    proxy = ChaosProxy(int(plane.url.rsplit(":", 1)[1]))
+    async with anyio.create_task_group() as tg:
+        port = await tg.start(proxy.serve)
+        async with http_client(f"https://127.0.0.1:{port}") as http:
+            client = KubeClient(http, TokenBucket(0, 0), max_retries=0)
+            for _ in range(3):
+                await client.request("GET", f"/api/v1/namespaces/{api.ns}")
+                proxy.drop_all()  # the idle keep-alive connection dies
+                await anyio.sleep(0.05)
+            transport = http._transport
+            assert isinstance(transport, KeepAliveTransport)
+            assert transport.connections_opened == 3
+        tg.cancel_scope.cancel()
