@@ -43,3 +43,20 @@ async def test_a_connection_the_server_closed_is_replaced(plane: ControlPlane, a
             assert isinstance(transport, KeepAliveTransport)
             assert transport.connections_opened == 3
         tg.cancel_scope.cancel()
+
+
+def test_a_proxied_server_goes_through_httpx_so_proxy_variables_apply(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With HTTPS_PROXY set (and the server not in NO_PROXY) the client keeps httpx's own
+    transport, which honours the proxy variables as client-go does; otherwise ksched's pool."""
+    from ksched.kube._client import _proxied
+
+    for name in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY",
+                 "all_proxy", "NO_PROXY", "no_proxy"):  # fmt: skip
+        monkeypatch.delenv(name, raising=False)
+    assert not _proxied("https://10.0.0.1:6443")
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.example:3128")
+    assert _proxied("https://10.0.0.1:6443")
+    monkeypatch.setenv("NO_PROXY", "10.0.0.1")
+    assert not _proxied("https://10.0.0.1:6443")

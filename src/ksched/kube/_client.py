@@ -13,6 +13,7 @@ import os
 import random
 import ssl
 import tempfile
+import urllib.request
 from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -91,10 +92,22 @@ class KubeConfig:
         """An httpx client for this server (``options`` go to httpx, e.g. ``transport``)."""
         options.setdefault("timeout", httpx.Timeout(30.0, connect=5.0))
         options.setdefault("limits", httpx.Limits(max_connections=32, max_keepalive_connections=16))
-        options.setdefault("transport", KeepAliveTransport(self.ssl_context()))
+        if not _proxied(self.server):
+            # ksched's own keep-alive pool; through a proxy (HTTPS_PROXY and friends, as
+            # client-go honours them) httpx's default transport is used instead.
+            options.setdefault("transport", KeepAliveTransport(self.ssl_context()))
         return httpx.AsyncClient(
             base_url=self.server, headers=self.headers(), verify=self.ssl_context(), **options
         )
+
+
+def _proxied(server: str) -> bool:
+    """Whether the proxy environment variables send requests to ``server`` via a proxy."""
+    url = httpx.URL(server)
+    proxies = urllib.request.getproxies()
+    if not proxies.get(url.scheme) and not proxies.get("all"):
+        return False
+    return not urllib.request.proxy_bypass(url.host)
 
 
 def _materialize(data_b64: str, suffix: str) -> str:
