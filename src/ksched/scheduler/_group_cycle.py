@@ -185,7 +185,8 @@ class GroupCycle(SchedulingCycle, GroupPreemption):
             self.queue.delete_nominated_pod_if_exists(pod)
             if m.report is not None:
                 m.report.decisions.update(plugin_decisions(fw.plugins.values(), m.state, m.node))
-            done = await self._reserve_done_permit(fw, m.state, pod, m.assumed, m.node)
+            t = anyio.current_time() if self._measure else 0.0
+            done = await self._permit(fw, m.state, pod, m.assumed, m.node, t)
             if isinstance(done, Failure):
                 await self._fail_member(fw, m, done, started)
                 continue
@@ -195,20 +196,6 @@ class GroupCycle(SchedulingCycle, GroupPreemption):
             self._binding_tg.start_soon(
                 self._binding_cycle, fw, m.state, m.qpi, assumed, node_name, waiting, started
             )
-
-    async def _reserve_done_permit(
-        self, fw: Framework, state: CycleState, pod: Pod, assumed: Pod, node_name: str
-    ) -> Failure | tuple[Pod, str, Any]:
-        """Permit for a member already reserved in the group pass."""
-        status, waiting = await fw.run_permit(state, assumed, node_name, anyio.current_time())
-        if status.code is not Code.WAIT and not status.is_success:
-            await fw.run_unreserve(state, assumed, node_name)
-            self.cache.forget_pod(assumed)
-            return self._single_node_failure(pod, node_name, status)
-        if waiting is not None:
-            self.waiting_pods.add(waiting)
-            self._emit("WaitingOnPermit", pod, node=node_name, plugins=waiting.pending_plugins)
-        return assumed, node_name, waiting
 
     async def _fail_group(
         self,

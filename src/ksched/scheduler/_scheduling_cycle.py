@@ -180,6 +180,13 @@ class SchedulingCycle(BindingCycle):
             await fw.run_unreserve(state, assumed, node_name)
             self.cache.forget_pod(assumed)
             return self._single_node_failure(pod, node_name, status)
+        return await self._permit(fw, state, pod, assumed, node_name, t)
+
+    async def _permit(
+        self, fw: Framework, state: CycleState, pod: Pod, assumed: Pod, node_name: str, t: float
+    ) -> Failure | tuple[Pod, str, WaitingPod | None]:
+        """Permit for a reserved, assumed pod: a rejection undoes both; a wait registers
+        the waiting pod (``t``: when the extension points' timing last stopped)."""
         status, waiting = await fw.run_permit(state, assumed, node_name, anyio.current_time())
         if self._measure:
             self._spent("Permit", t, status)
