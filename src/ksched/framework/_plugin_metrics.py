@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from ._calls import PluginCall
-from ._status import Status
+from ._status import Code, Status
 
 if TYPE_CHECKING:
     from ._handle import MetricsRecorder
@@ -59,6 +59,7 @@ PERMIT = "Permit"
 
 _BATCH_POINTS = frozenset((FILTER, SCORE))
 _SUCCESS = "Success"
+_LABELS = {code: code.label for code in Code}
 _ERROR = "Error"
 
 
@@ -66,6 +67,10 @@ def status_label(out: object) -> str:
     """The status label of what a plugin method returned: its Status's code (``Skip``,
     ``Wait``...), PostFilter's ``(result, status)`` pair's status, the first of a batch
     form's rejections, else ``Success`` (None, a PreFilterResult, a score, a mask)."""
+    if out is None:
+        return _SUCCESS
+    if out.__class__ is Status:  # the common case first: no isinstance chain
+        return _LABELS[out.code]
     if isinstance(out, Status):
         return out.code.label
     if isinstance(out, tuple) and len(out) == 2 and isinstance(out[1], Status):
