@@ -16,7 +16,15 @@ import pytest
 from prometheus_client import generate_latest
 
 from ksched import ConfigError, InMemoryCluster, Scheduler, SchedulerMetrics
-from ksched.framework import Code, CycleState, NodeInfo, Status
+from ksched.framework import (
+    Code,
+    CycleState,
+    NodeInfo,
+    NodeToStatus,
+    PodInfo,
+    PostFilterResult,
+    Status,
+)
 from ksched.framework._runtime import Framework
 from ksched.framework._waiting import WaitingPods
 from ksched.observability._metrics import PLUGIN_METRICS_SAMPLE_PERCENT, exponential_buckets
@@ -274,6 +282,73 @@ async def test_status_labels_follow_each_calls_code() -> None:
     counted = evaluations(metrics)
     assert counted["Waiter", "PreFilter"] == 1
     assert ("Skipper", "PreFilter") not in counted
+
+
+class Extensions:
+    """PreFilter with AddPod/RemovePod, PostFilter nominating n0, PreBind, Bind, PostBind."""
+
+    def __init__(self, name: str, bind: Status | None) -> None:
+        self.name, self.bind_status = name, bind
+
+    def pre_filter(self, state: CycleState, pod: Any, nodes: Any) -> None:
+        return None
+
+    def pre_filter_extensions(self) -> Extensions:
+        return self
+
+    def add_pod(self, state: CycleState, pod: Any, to_add: PodInfo, info: NodeInfo) -> None:
+        return None
+
+    def remove_pod(self, state: CycleState, pod: Any, gone: PodInfo, info: NodeInfo) -> Status:
+        return Status(Code.UNSCHEDULABLE, ("no",))
+
+    async def post_filter(
+        self, state: CycleState, pod: Any, statuses: NodeToStatus
+    ) -> tuple[PostFilterResult, None]:
+        return PostFilterResult("n0"), None
+
+    def pre_bind(self, state: CycleState, pod: Any, node_name: str) -> None:
+        return None
+
+    async def bind(self, state: CycleState, pod: Any, node_name: str) -> Status | None:
+        return self.bind_status
+
+    def post_bind(self, state: CycleState, pod: Any, node_name: str) -> None:
+        return None
+
+
+async def test_extensions_post_filter_and_binding_points_are_observed() -> None:
+    metrics = SchedulerMetrics(plugin_sample_percent=100)
+    fw = framework(
+        [Extensions("X", Status(Code.SKIP)), Extensions("Binder", None)],
+        {
+            "preFilter": ["X"],
+            "postFilter": ["X"],
+            "preBind": ["X"],
+            "bind": ["X", "Binder"],
+            "postBind": ["X"],
+        },
+    )
+    state = CycleState.for_attempt(metrics)
+    await fw.run_pre_filter(state, POD, NODES)
+    other = PodInfo.of(make_pod("other").obj())
+    assert fw.run_pre_filter_extension_add_pod(state, POD, other, NODES[0]).is_success
+    assert not fw.run_pre_filter_extension_remove_pod(state, POD, other, NODES[0]).is_success
+    result, status = await fw.run_post_filter(state, POD, NodeToStatus())
+    assert status.is_success and result is not None
+    assert (await fw.run_pre_bind(state, POD, "n0")).is_success
+    assert (await fw.run_bind(state, POD, "n0")).is_success
+    await fw.run_post_bind(state, POD, "n0")
+    assert observations(metrics) == {
+        ("X", "PreFilter", "Success"): 1,
+        ("X", "PreFilterExtensionAddPod", "Success"): 1,
+        ("X", "PreFilterExtensionRemovePod", "Unschedulable"): 1,
+        ("X", "PostFilter", "Success"): 1,
+        ("X", "PreBind", "Success"): 1,
+        ("X", "Bind", "Skip"): 1,  # the next Bind plugin decides
+        ("Binder", "Bind", "Success"): 1,
+        ("X", "PostBind", "Success"): 1,
+    }
 
 
 # ---- a scheduler, default profile ---------------------------------------------------
