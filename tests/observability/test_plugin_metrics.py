@@ -351,6 +351,31 @@ async def test_extensions_post_filter_and_binding_points_are_observed() -> None:
     }
 
 
+async def test_calls_made_inside_post_filter_are_part_of_its_observation() -> None:
+    metrics = SchedulerMetrics(plugin_sample_percent=100)
+    dry_run = Plugin("Fit")
+
+    class Preempt:
+        """A PostFilter that replays Filter on every node, as preemption's dry runs do."""
+
+        name = "Preempt"
+
+        async def post_filter(
+            self, state: CycleState, pod: Any, statuses: NodeToStatus
+        ) -> tuple[None, Status]:
+            for info in NODES:
+                await fw.run_filter(state, pod, info)
+            return None, Status(Code.UNSCHEDULABLE, ("no victims",))
+
+    fw = framework([dry_run, Preempt()], {"filter": ["Fit"], "postFilter": ["Preempt"]})
+    state = CycleState.for_attempt(metrics)
+    _, status = await fw.run_post_filter(state, POD, NodeToStatus())
+    assert status.code is Code.UNSCHEDULABLE
+    assert dry_run.filtered == ["n0", "n1", "n2"]
+    assert observations(metrics) == {("Preempt", "PostFilter", "Unschedulable"): 1}
+    assert state.record_plugin_metrics  # the attempt's later points are timed again
+
+
 # ---- a scheduler, default profile ---------------------------------------------------
 
 # One pod placed on one of two nodes with room: each plugin once per extension point it

@@ -68,9 +68,22 @@ class Framework(FilterRunner):
         self, state: CycleState, pod: Pod, statuses: NodeToStatus
     ) -> tuple[PostFilterResult | None, Status]:
         """PostFilter in order until one succeeds (or errors)."""
+        calls = self._calls(state, POST_FILTER, self._post_filter)
+        sampled = state.record_plugin_metrics
+        # The Filter and AddPod/RemovePod calls a PostFilter makes (preemption's dry runs)
+        # are part of its observation, not timed one by one: docs/metrics.md.
+        state.record_plugin_metrics = False
+        try:
+            return await self._run_post_filter(calls, state, pod, statuses)
+        finally:
+            state.record_plugin_metrics = sampled
+
+    async def _run_post_filter(
+        self, calls: list[PluginCall], state: CycleState, pod: Pod, statuses: NodeToStatus
+    ) -> tuple[PostFilterResult | None, Status]:
         reasons: list[str] = []
         last: Status | None = None
-        for call in self._calls(state, POST_FILTER, self._post_filter):
+        for call in calls:
             try:
                 outcome = call.fn(state, pod, statuses)
                 if call.is_async:
