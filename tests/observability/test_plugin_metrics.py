@@ -143,6 +143,22 @@ def test_upstream_buckets_and_help() -> None:
     assert bucket.replace("1.5000000000000002e-05", "2.2500000000000005e-05")[:-3] + "1.0" in text
 
 
+def test_evaluation_groups_of_equal_plugins_add_up() -> None:
+    metrics = SchedulerMetrics()
+    kept = ("NodeName", "NodeResourcesFit")
+    for _ in range(3):
+        metrics.plugin_evaluations("Filter", PROFILE, kept, 100)
+    metrics.plugin_evaluations("Filter", PROFILE, tuple(["NodeName", "NodeResourcesFit"]), 7)
+    metrics.plugin_evaluations("Score", PROFILE, kept, 5)
+    metrics.plugin_evaluations("PreScore", PROFILE, (), 1)  # nothing evaluated
+    assert evaluations(metrics) == {
+        ("NodeName", "Filter"): 307,
+        ("NodeResourcesFit", "Filter"): 307,
+        ("NodeName", "Score"): 5,
+        ("NodeResourcesFit", "Score"): 5,
+    }
+
+
 # ---- the framework, plugin by plugin ------------------------------------------------
 
 

@@ -142,6 +142,19 @@ class FrameworkBase:
             return self._timed.get(point, calls, recorder)
         return calls
 
+    def _names_evaluated(
+        self, point: str, state: CycleState, evaluated: list[str]
+    ) -> tuple[str, ...]:
+        """PreFilter's or PreScore's ``evaluated`` plugins as the profile's kept tuple when
+        every plugin ran (the ones not evaluated said SKIP), else a new one."""
+        if point == PRE_FILTER:
+            calls, skip = self._pre_filter, state.skip_filter_plugins
+        else:
+            calls, skip = self._pre_score, state.skip_score_plugins
+        if len(evaluated) + len(skip) == len(calls):
+            return self._evaluated_names(point, calls, skip)
+        return tuple(evaluated)
+
     def _evaluated_names(
         self, point: str, calls: list[PluginCall], skip: frozenset[str]
     ) -> tuple[str, ...]:
@@ -223,7 +236,12 @@ class FrameworkBase:
             return await self._run_pre_filter(state, pod, nodes, evaluated)
         finally:
             if state.metrics is not None:  # instrumented_plugins.go: all but SKIP count
-                state.metrics.plugin_evaluations(PRE_FILTER, self.profile_name, tuple(evaluated), 1)
+                state.metrics.plugin_evaluations(
+                    PRE_FILTER,
+                    self.profile_name,
+                    self._names_evaluated(PRE_FILTER, state, evaluated),
+                    1,
+                )
 
     async def _run_pre_filter(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], evaluated: list[str]

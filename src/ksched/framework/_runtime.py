@@ -111,7 +111,12 @@ class Framework(FilterRunner):
             return await self._run_pre_score(state, pod, nodes, evaluated)
         finally:
             if state.metrics is not None:  # instrumented_plugins.go: all but SKIP count
-                state.metrics.plugin_evaluations(PRE_SCORE, self.profile_name, tuple(evaluated), 1)
+                state.metrics.plugin_evaluations(
+                    PRE_SCORE,
+                    self.profile_name,
+                    self._names_evaluated(PRE_SCORE, state, evaluated),
+                    1,
+                )
 
     async def _run_pre_score(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], evaluated: list[str]

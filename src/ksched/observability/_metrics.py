@@ -101,19 +101,36 @@ class _Histogram:
 class _EvaluationCounter:
     """scheduler_plugin_evaluation_total, kept by call group: one addition per extension
     point and attempt (a tuple of plugins, all evaluated ``count`` times), split into one
-    series per plugin when collected."""
+    series per plugin when collected.
+
+    The framework passes the same tuple object for the same group attempt after attempt,
+    so a group is found by the tuple's identity (no hashing of its contents); an entry
+    holds its tuple, so the identity cannot be reused while the entry lives.
+    """
+
+    _MAX_GROUPS = 4096
 
     def __init__(self, name: str, help: str) -> None:
         self.name, self.help = name, help
-        self.groups: dict[tuple[str, str, tuple[str, ...]], int] = {}
+        self.groups: dict[int, list[Any]] = {}
+        """id(plugins) -> [plugins, point, profile, count]."""
+        self.overflow: dict[tuple[str, str, tuple[str, ...]], int] = {}
 
     def add(self, point: str, profile: str, plugins: tuple[str, ...], count: int) -> None:
-        key = (point, profile, plugins)
-        self.groups[key] = self.groups.get(key, 0) + count
+        entry = self.groups.get(id(plugins))
+        if entry is not None and entry[0] is plugins and entry[1] == point and entry[2] == profile:
+            entry[3] += count
+        elif entry is None and len(self.groups) < self._MAX_GROUPS:
+            self.groups[id(plugins)] = [plugins, point, profile, count]
+        else:
+            key = (point, profile, plugins)
+            self.overflow[key] = self.overflow.get(key, 0) + count
 
     def family(self) -> Metric:
         totals: dict[tuple[str, str, str], int] = {}
-        for (point, profile, plugins), count in self.groups.items():
+        groups = [(p, pt, pr, n) for p, pt, pr, n in self.groups.values()]
+        groups += [(p, pt, pr, n) for (pt, pr, p), n in self.overflow.items()]
+        for plugins, point, profile, count in groups:
             for plugin in plugins:
                 key = (plugin, point, profile)
                 totals[key] = totals.get(key, 0) + count
