@@ -50,7 +50,7 @@ async def test_one_scheduled_one_unschedulable() -> None:
             )
             == 1
         )
-        cache = "scheduler_scheduler_cache_size"
+        cache = "scheduler_cache_size"
         assert value(metrics, cache, type="nodes") == 1
         assert value(metrics, cache, type="pods") == 1
         assert value(metrics, cache, type="assumed_pods") == 0

@@ -299,7 +299,7 @@ class Cache:
         del self._pods[pod.uid]
 
     def sizes(self) -> dict[str, int]:
-        """Nodes, pods and assumed pods held (scheduler_scheduler_cache_size)."""
+        """Nodes, pods and assumed pods held (scheduler_cache_size)."""
         assumed = sum(1 for s in self._pods.values() if s.assumed)
         return {"nodes": len(self._nodes), "pods": len(self._pods), "assumed_pods": assumed}
 

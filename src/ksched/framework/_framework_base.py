@@ -27,6 +27,13 @@ from ._interfaces import (
     PreFilterResult,
     QueuedPodInfo,
 )
+from ._plugin_metrics import (
+    PRE_FILTER,
+    PRE_FILTER_EXTENSION_ADD_POD,
+    PRE_FILTER_EXTENSION_REMOVE_POD,
+    TimedCalls,
+    call_timed,
+)
 from ._signature import SignPlugin
 from ._status import SUCCESS, Code, Status
 from ._types import NodeInfo, PodInfo
@@ -111,6 +118,7 @@ class FrameworkBase:
                 )
             )
         self.scores_async = any(p.call.is_async for p in self._score)
+        self._score_calls = [p.call for p in self._score]
         self._reserve = calls("reserve", "reserve")
         self._unreserve = calls("reserve", "unreserve")
         self._permit = calls("permit", "permit")
@@ -132,6 +140,42 @@ class FrameworkBase:
             None,
         )
         """The plugin that places pod groups in one cycle (GangScheduling), if enabled."""
+        self._timed = TimedCalls()
+        self._evaluated: dict[tuple[str, frozenset[str]], tuple[str, ...]] = {}
+
+    # ---- per-plugin metrics -------------------------------------------------------
+
+    def _calls(self, state: CycleState, point: str, calls: list[PluginCall]) -> list[PluginCall]:
+        """``calls``, timed when the attempt is sampled for plugin metrics."""
+        recorder = state.metrics
+        if state.record_plugin_metrics and recorder is not None:
+            return self._timed.get(point, calls, recorder)
+        return calls
+
+    def _names_evaluated(
+        self, point: str, state: CycleState, evaluated: list[str]
+    ) -> tuple[str, ...]:
+        """PreFilter's or PreScore's ``evaluated`` plugins as the profile's kept tuple when
+        every plugin ran (the ones not evaluated said SKIP), else a new one."""
+        if point == PRE_FILTER:
+            calls, skip = self._pre_filter, state.skip_filter_plugins
+        else:
+            calls, skip = self._pre_score, state.skip_score_plugins
+        if len(evaluated) + len(skip) == len(calls):
+            return self._evaluated_names(point, calls, skip)
+        return tuple(evaluated)
+
+    def _evaluated_names(
+        self, point: str, calls: list[PluginCall], skip: frozenset[str]
+    ) -> tuple[str, ...]:
+        """The plugins at ``point`` that are not skipped, kept per skip set."""
+        key = (point, skip)
+        names = self._evaluated.get(key)
+        if names is None:
+            names = tuple(c.plugin for c in calls if c.plugin not in skip)
+            if len(self._evaluated) < 1024:  # skip sets are few; never grow without bound
+                self._evaluated[key] = names
+        return names
 
     def _opportunistic_batch(self) -> OpportunisticBatch | None:
         signers: dict[str, SignPlugin] = {}
@@ -197,20 +241,37 @@ class FrameworkBase:
         A plugin returning SKIP has its Filter skipped for this pod. The first
         rejection or error stops the run.
         """
+        evaluated: list[str] = []
+        try:
+            return await self._run_pre_filter(state, pod, nodes, evaluated)
+        finally:
+            if state.metrics is not None:  # instrumented_plugins.go: all but SKIP count
+                state.metrics.plugin_evaluations(
+                    PRE_FILTER,
+                    self.profile_name,
+                    self._names_evaluated(PRE_FILTER, state, evaluated),
+                    1,
+                )
+
+    async def _run_pre_filter(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], evaluated: list[str]
+    ) -> tuple[PreFilterResult | None, Status, set[str]]:
         result: PreFilterResult | None = None
         skipped: set[str] = set()
         narrowed_by: list[str] = []
-        for call in self._pre_filter:
+        for call in self._calls(state, PRE_FILTER, self._pre_filter):
             try:
                 out = call.fn(state, pod, nodes)
                 if call.is_async:
                     out = await out
             except Exception as exc:
+                evaluated.append(call.plugin)
                 return None, fault_status(call.plugin, "PreFilter", exc), set()
+            if isinstance(out, Status) and out.code is Code.SKIP:
+                skipped.add(call.plugin)
+                continue
+            evaluated.append(call.plugin)
             if isinstance(out, Status):
-                if out.code is Code.SKIP:
-                    skipped.add(call.plugin)
-                    continue
                 if not out.is_success:
                     status = out.with_plugin(call.plugin)
                     if status.is_rejected:
@@ -248,9 +309,22 @@ class FrameworkBase:
     def run_pre_filter_extension_add_pod(
         self, state: CycleState, pod: Pod, pod_to_add: PodInfo, node_info: NodeInfo
     ) -> Status:
+        recorder = state.metrics if state.record_plugin_metrics else None
         for name, ext in self._extensions_for(state):
             try:
-                status = ext.add_pod(state, pod, pod_to_add, node_info)
+                if recorder is None:
+                    status = ext.add_pod(state, pod, pod_to_add, node_info)
+                else:
+                    status = call_timed(
+                        recorder,
+                        name,
+                        PRE_FILTER_EXTENSION_ADD_POD,
+                        ext.add_pod,
+                        state,
+                        pod,
+                        pod_to_add,
+                        node_info,
+                    )
             except Exception as exc:
                 return fault_status(name, "AddPod", exc)
             if status is not None and not status.is_success:
@@ -260,9 +334,22 @@ class FrameworkBase:
     def run_pre_filter_extension_remove_pod(
         self, state: CycleState, pod: Pod, pod_to_remove: PodInfo, node_info: NodeInfo
     ) -> Status:
+        recorder = state.metrics if state.record_plugin_metrics else None
         for name, ext in self._extensions_for(state):
             try:
-                status = ext.remove_pod(state, pod, pod_to_remove, node_info)
+                if recorder is None:
+                    status = ext.remove_pod(state, pod, pod_to_remove, node_info)
+                else:
+                    status = call_timed(
+                        recorder,
+                        name,
+                        PRE_FILTER_EXTENSION_REMOVE_POD,
+                        ext.remove_pod,
+                        state,
+                        pod,
+                        pod_to_remove,
+                        node_info,
+                    )
             except Exception as exc:
                 return fault_status(name, "RemovePod", exc)
             if status is not None and not status.is_success:

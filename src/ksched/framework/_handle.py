@@ -81,6 +81,17 @@ class MetricsRecorder(Protocol):
     def permit_wait(self, result: str, seconds: float) -> None:
         """A pod's wait at Permit ended."""
 
+    def sample_plugin_metrics(self) -> bool:
+        """Whether the attempt starting now times each plugin call."""
+
+    def plugin_execution(self, plugin: str, point: str, status: str, seconds: float) -> None:
+        """One plugin call (or one batch call over all nodes) in a sampled attempt."""
+
+    def plugin_evaluations(
+        self, point: str, profile: str, plugins: tuple[str, ...], count: int
+    ) -> None:
+        """Each of ``plugins`` was evaluated ``count`` times at ``point``."""
+
 
 class Handle(Protocol):
     """What a plugin may use of the engine. Given to plugin factories.

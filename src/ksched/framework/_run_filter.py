@@ -24,6 +24,7 @@ from ._interfaces import (
     NodeToStatus,
 )
 from ._parallel import run_chunked
+from ._plugin_metrics import FILTER, call_timed
 from ._status import SUCCESS, Code, Status
 from ._table import BoolArray, IntArray, NodeRows, NodeTable
 from ._types import NodeInfo, PodInfo
@@ -43,13 +44,18 @@ class FilterRunner(FrameworkBase):
 
         Only valid when no Filter plugin is async (``filters_async`` is False).
         """
-        return run_filters_sync(self._filter, state, pod, node_info)
+        calls = self._filter
+        if state.record_plugin_metrics:
+            calls = self._calls(state, FILTER, calls)
+        return run_filters_sync(calls, state, pod, node_info)
 
     async def run_filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
         """Filter plugins on one node; the first failure decides."""
         if not self.filters_async:
             return self.run_filter_sync(state, pod, node_info)
-        return await self._run_filters(self._filter, state, pod, node_info)
+        return await self._run_filters(
+            self._calls(state, FILTER, self._filter), state, pod, node_info
+        )
 
     async def _run_filters(
         self, calls: Sequence[PluginCall], state: CycleState, pod: Pod, node_info: NodeInfo
@@ -173,6 +179,37 @@ class FilterRunner(FrameworkBase):
         have nominated pods, which take the per-node two-pass filter.
         # schedule_one.go findNodesThatPassFilters
         """
+        outcome = await self._find_feasible(
+            state,
+            pod,
+            nodes,
+            start=start,
+            limit=limit,
+            nominated_for=nominated_for,
+            nominated_nodes=nominated_nodes,
+            table=table,
+            need_statuses=need_statuses,
+        )
+        if state.metrics is not None and self._filter:
+            # Every Filter plugin that is not skipped counts each node examined (upstream
+            # counts a node's plugins up to its first rejection: docs/metrics.md).
+            names = self._evaluated_names(FILTER, self._filter, state.skip_filter_plugins)
+            state.metrics.plugin_evaluations(FILTER, self.profile_name, names, outcome.processed)
+        return outcome
+
+    async def _find_feasible(
+        self,
+        state: CycleState,
+        pod: Pod,
+        nodes: Sequence[NodeInfo],
+        *,
+        start: int,
+        limit: int,
+        nominated_for: Callable[[str], Sequence[PodInfo]] | None,
+        nominated_nodes: Collection[str],
+        table: NodeTable | None,
+        need_statuses: bool,
+    ) -> FilterOutcome:
         if table is not None and self.batching and self._filter_batch and table.exact:
             outcome = await self._find_feasible_batch(
                 state,
@@ -197,14 +234,14 @@ class FilterRunner(FrameworkBase):
             return FilterOutcome(feasible, statuses, take, rejecting)
         error: Status | None = None
         if not self.filters_async:
-            run = self.run_filter_sync
+            calls = self._calls(state, FILTER, self._filter)
             for i in range(n):
                 info = nodes[(start + i) % n]
                 nominated = nominated_for(info.name) if nominated_for is not None else None
                 if nominated:
                     status = self.run_filter_with_nominated_pods_sync(state, pod, info, nominated)
                 else:
-                    status = run(state, pod, info)
+                    status = run_filters_sync(calls, state, pod, info)
                 if status is SUCCESS:
                     feasible.append(info)
                     if len(feasible) >= limit:
@@ -271,14 +308,19 @@ class FilterRunner(FrameworkBase):
         mask: BoolArray | None = None
         per_node: list[PluginCall] = []
         masks: list[tuple[PluginCall, BoolArray]] = []
-        for call in self._filter:
+        filters = self._calls(state, FILTER, self._filter)
+        recorder = state.metrics if state.record_plugin_metrics else None
+        for call in filters:
             if call.plugin in skip:
                 continue
             batch = self._filter_batch.get(call.plugin)
             result = None
             if batch is not None:
                 try:
-                    result = batch(state, pod, table)
+                    if recorder is None:
+                        result = batch(state, pod, table)
+                    else:
+                        result = call_timed(recorder, call.plugin, FILTER, batch, state, pod, table)
                 except Exception:
                     result = None  # the per-node method reports the fault
                 if result is not None and not is_mask(result, len(table)):
@@ -372,7 +414,7 @@ class FilterRunner(FrameworkBase):
                     if self.filters_async:
                         status = await self.run_filter(state, pod, info)
                     else:
-                        status = run_filters_sync(self._filter, state, pod, info)
+                        status = run_filters_sync(filters, state, pod, info)
                     if not status.is_success:
                         found[pos] = status
                 names = table.names
@@ -472,12 +514,17 @@ class FilterRunner(FrameworkBase):
             undecided &= ~mine
             positions, plugin_rows = rejected[mine], rows[mine]
             statuses_fn = getattr(self.plugins[call.plugin], "filter_batch_statuses", None)
+            recorder = state.metrics if state.record_plugin_metrics else None
             try:
-                results: Sequence[Status | None] = (
-                    statuses_fn(state, pod, table, plugin_rows)
-                    if statuses_fn is not None
-                    else [call.fn(state, pod, infos[r]) for r in plugin_rows.tolist()]
-                )
+                results: Sequence[Status | None]
+                if statuses_fn is None:
+                    results = [call.fn(state, pod, infos[r]) for r in plugin_rows.tolist()]
+                elif recorder is None:
+                    results = statuses_fn(state, pod, table, plugin_rows)
+                else:
+                    results = call_timed(
+                        recorder, call.plugin, FILTER, statuses_fn, state, pod, table, plugin_rows
+                    )
             except Exception as exc:
                 fault = fault_status(call.plugin, "Filter", exc)
                 return positions.tolist(), [fault] * len(positions)

@@ -20,6 +20,7 @@ from ..api import Pod
 from ._calls import (
     MAX_PERMIT_TIMEOUT,
     FilterOutcome,
+    PluginCall,
     ScoreOutcome,
     ScorePluginEntry,
     fault_status,
@@ -28,6 +29,7 @@ from ._calls import (
     is_scores,
 )
 from ._cycle_state import CycleState
+from ._handle import MetricsRecorder
 from ._interfaces import (
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
@@ -35,6 +37,19 @@ from ._interfaces import (
     PostFilterResult,
 )
 from ._parallel import run_chunked
+from ._plugin_metrics import (
+    BIND,
+    PERMIT,
+    POST_BIND,
+    POST_FILTER,
+    PRE_BIND,
+    PRE_SCORE,
+    RESERVE,
+    SCORE,
+    SCORE_EXTENSION_NORMALIZE,
+    UNRESERVE,
+    call_timed,
+)
 from ._run_filter import FilterRunner
 from ._status import SUCCESS, Code, Status
 from ._table import IntArray, NodeTable
@@ -53,9 +68,22 @@ class Framework(FilterRunner):
         self, state: CycleState, pod: Pod, statuses: NodeToStatus
     ) -> tuple[PostFilterResult | None, Status]:
         """PostFilter in order until one succeeds (or errors)."""
+        calls = self._calls(state, POST_FILTER, self._post_filter)
+        sampled = state.record_plugin_metrics
+        # The Filter and AddPod/RemovePod calls a PostFilter makes (preemption's dry runs)
+        # are part of its observation, not timed one by one: docs/metrics.md.
+        state.record_plugin_metrics = False
+        try:
+            return await self._run_post_filter(calls, state, pod, statuses)
+        finally:
+            state.record_plugin_metrics = sampled
+
+    async def _run_post_filter(
+        self, calls: list[PluginCall], state: CycleState, pod: Pod, statuses: NodeToStatus
+    ) -> tuple[PostFilterResult | None, Status]:
         reasons: list[str] = []
         last: Status | None = None
-        for call in self._post_filter:
+        for call in calls:
             try:
                 outcome = call.fn(state, pod, statuses)
                 if call.is_async:
@@ -78,19 +106,36 @@ class Framework(FilterRunner):
     # ---- PreScore / Score ---------------------------------------------------------
 
     async def run_pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status:
+        evaluated: list[str] = []
+        try:
+            return await self._run_pre_score(state, pod, nodes, evaluated)
+        finally:
+            if state.metrics is not None:  # instrumented_plugins.go: all but SKIP count
+                state.metrics.plugin_evaluations(
+                    PRE_SCORE,
+                    self.profile_name,
+                    self._names_evaluated(PRE_SCORE, state, evaluated),
+                    1,
+                )
+
+    async def _run_pre_score(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], evaluated: list[str]
+    ) -> Status:
         skipped: set[str] = set()
-        for call in self._pre_score:
+        for call in self._calls(state, PRE_SCORE, self._pre_score):
             try:
                 result = call.fn(state, pod, nodes)
                 if call.is_async:
                     result = await result
                 status: Status | None = result
             except Exception as exc:
+                evaluated.append(call.plugin)
                 return fault_status(call.plugin, "PreScore", exc)
-            if status is None or status.is_success:
-                continue
-            if status.code is Code.SKIP:
+            if status is not None and status.code is Code.SKIP:
                 skipped.add(call.plugin)
+                continue
+            evaluated.append(call.plugin)
+            if status is None or status.is_success:
                 continue
             return status.with_plugin(call.plugin)
         state.skip_score_plugins = frozenset(skipped)
@@ -114,6 +159,11 @@ class Framework(FilterRunner):
         total = np.zeros(len(nodes), dtype=np.int64)
         per_plugin: dict[str, IntArray] = {}
         skip = state.skip_score_plugins
+        if state.metrics is not None and self._score:
+            # instrumented_plugins.go: each plugin that is not skipped scores every node.
+            names = self._evaluated_names(SCORE, self._score_calls, skip)
+            state.metrics.plugin_evaluations(SCORE, self.profile_name, names, len(nodes))
+        recorder = state.metrics if state.record_plugin_metrics else None
         for sp in self._score:
             if sp.name in skip:
                 continue
@@ -121,28 +171,56 @@ class Framework(FilterRunner):
                 values: IntArray | None = None
                 if batch_ok and sp.batch is not None:
                     assert table is not None and rows is not None
-                    values = sp.batch(state, pod, table, rows)
+                    if recorder is None:
+                        values = sp.batch(state, pod, table, rows)
+                    else:
+                        values = call_timed(
+                            recorder, sp.name, SCORE, sp.batch, state, pod, table, rows
+                        )
                 if values is not None and not is_scores(values, len(nodes)):
                     raise TypeError(
                         f"score_batch returned {type(values).__name__}, "
                         f"not {len(nodes)} int64 scores"
                     )
                 if values is None:
-                    if sp.call.is_async:
-                        values = await self._score_async(sp, state, pod, nodes)
+                    call = sp.call if recorder is None else self._timed_score(sp, recorder)
+                    if call.is_async:
+                        values = await self._score_async(call, state, pod, nodes)
                     else:
-                        fn = sp.call.fn
+                        fn = call.fn
                         values = int_scores([fn(state, pod, info) for info in nodes])
             except Exception as exc:
                 return ScoreOutcome.failed(fault_status(sp.name, "Score", exc))
             if sp.normalize is not None:
                 try:
                     if sp.normalize_batch is not None:
-                        sp.normalize_batch(state, pod, values)
+                        if recorder is None:
+                            sp.normalize_batch(state, pod, values)
+                        else:
+                            call_timed(
+                                recorder,
+                                sp.name,
+                                SCORE_EXTENSION_NORMALIZE,
+                                sp.normalize_batch,
+                                state,
+                                pod,
+                                values,
+                            )
                         status = None
                     else:
                         by_node = dict(zip((i.name for i in nodes), values.tolist(), strict=True))
-                        status = sp.normalize.normalize_score(state, pod, by_node)
+                        if recorder is None:
+                            status = sp.normalize.normalize_score(state, pod, by_node)
+                        else:
+                            status = call_timed(
+                                recorder,
+                                sp.name,
+                                SCORE_EXTENSION_NORMALIZE,
+                                sp.normalize.normalize_score,
+                                state,
+                                pod,
+                                by_node,
+                            )
                         values = int_scores(list(by_node.values()))
                 except Exception as exc:
                     return ScoreOutcome.failed(fault_status(sp.name, "NormalizeScore", exc))
@@ -160,13 +238,16 @@ class Framework(FilterRunner):
             per_plugin[sp.name] = values
         return ScoreOutcome(nodes, per_plugin, total)
 
+    def _timed_score(self, sp: ScorePluginEntry, recorder: MetricsRecorder) -> PluginCall:
+        return self._timed.get(SCORE, self._score_calls, recorder)[self._score.index(sp)]
+
     async def _score_async(
-        self, sp: ScorePluginEntry, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+        self, call: PluginCall, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
     ) -> IntArray:
         scores: list[int] = [0] * len(nodes)
 
         async def one(i: int) -> bool:
-            scores[i] = await invoke(sp.call, state, pod, nodes[i])
+            scores[i] = await invoke(call, state, pod, nodes[i])
             return True
 
         await run_chunked(len(nodes), self.parallelism, one)
@@ -175,7 +256,7 @@ class Framework(FilterRunner):
     # ---- Reserve / Permit ---------------------------------------------------------
 
     async def run_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status:
-        for call in self._reserve:
+        for call in self._calls(state, RESERVE, self._reserve):
             try:
                 result = call.fn(state, pod, node_name)
                 if call.is_async:
@@ -190,7 +271,7 @@ class Framework(FilterRunner):
     async def run_unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
         """Unreserve on every Reserve plugin in reverse order; faults are contained."""
         with anyio.CancelScope(shield=True):
-            for call in reversed(self._unreserve):
+            for call in reversed(self._calls(state, UNRESERVE, self._unreserve)):
                 with contextlib.suppress(Exception):  # one failing Unreserve must not stop the rest
                     pending = call.fn(state, pod, node_name)
                     if call.is_async:
@@ -205,7 +286,7 @@ class Framework(FilterRunner):
         """
         pending: dict[str, float] = {}
         timeouts: dict[str, float] = {}
-        for call in self._permit:
+        for call in self._calls(state, PERMIT, self._permit):
             try:
                 result = call.fn(state, pod, node_name)
                 if call.is_async:
@@ -231,7 +312,7 @@ class Framework(FilterRunner):
     # ---- binding ------------------------------------------------------------------
 
     async def run_pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
-        for call in self._pre_bind:
+        for call in self._calls(state, PRE_BIND, self._pre_bind):
             if call.plugin in state.skip_pre_bind_plugins:
                 continue
             try:
@@ -247,7 +328,7 @@ class Framework(FilterRunner):
 
     async def run_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
         """The first Bind plugin that does not SKIP decides."""
-        for call in self._bind:
+        for call in self._calls(state, BIND, self._bind):
             try:
                 result = call.fn(state, pod, node_name)
                 if call.is_async:
@@ -261,7 +342,7 @@ class Framework(FilterRunner):
         return Status(Code.SKIP)
 
     async def run_post_bind(self, state: CycleState, pod: Pod, node_name: str) -> None:
-        for call in self._post_bind:
+        for call in self._calls(state, POST_BIND, self._post_bind):
             with contextlib.suppress(Exception):  # PostBind is informational
                 pending = call.fn(state, pod, node_name)
                 if call.is_async:

@@ -14,6 +14,7 @@ lists where ksched's set differs from upstream's.
 from __future__ import annotations
 
 import bisect
+import random
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -26,16 +27,28 @@ from prometheus_client.core import (
 )
 from prometheus_client.registry import Collector
 
+from .._errors import ConfigError
+
 __all__ = [
+    "PLUGIN_METRICS_SAMPLE_PERCENT",
     "SchedulerMetrics",
     "exponential_buckets",
 ]
 
+PLUGIN_METRICS_SAMPLE_PERCENT = 10
+"""The share of scheduling attempts whose plugin calls are timed (schedule_one.go
+pluginMetricsSamplePercent)."""
+
 
 def exponential_buckets(start: float, factor: float, count: int) -> list[float]:
     """component-base ExponentialBuckets: ``count`` bounds from ``start``, each ``factor``
-    times the last."""
-    return [start * factor**i for i in range(count)]
+    times the last (multiplied in turn, as client_golang does, so the bounds' last digits
+    are upstream's: 1.5000000000000002e-05 for 0.00001 * 1.5)."""
+    bounds: list[float] = []
+    for _ in range(count):
+        bounds.append(start)
+        start *= factor
+    return bounds
 
 
 class _Counter:
@@ -85,6 +98,50 @@ class _Histogram:
         return out
 
 
+class _EvaluationCounter:
+    """scheduler_plugin_evaluation_total, kept by call group: one addition per extension
+    point and attempt (a tuple of plugins, all evaluated ``count`` times), split into one
+    series per plugin when collected.
+
+    The framework passes the same tuple object for the same group attempt after attempt,
+    so a group is found by the tuple's identity (no hashing of its contents); an entry
+    holds its tuple, so the identity cannot be reused while the entry lives.
+    """
+
+    _MAX_GROUPS = 4096
+
+    def __init__(self, name: str, help: str) -> None:
+        self.name, self.help = name, help
+        self.groups: dict[int, list[Any]] = {}
+        """id(plugins) -> [plugins, point, profile, count]."""
+        self.overflow: dict[tuple[str, str, tuple[str, ...]], int] = {}
+
+    def add(self, point: str, profile: str, plugins: tuple[str, ...], count: int) -> None:
+        entry = self.groups.get(id(plugins))
+        if entry is not None and entry[0] is plugins and entry[1] == point and entry[2] == profile:
+            entry[3] += count
+        elif entry is None and len(self.groups) < self._MAX_GROUPS:
+            self.groups[id(plugins)] = [plugins, point, profile, count]
+        else:
+            key = (point, profile, plugins)
+            self.overflow[key] = self.overflow.get(key, 0) + count
+
+    def family(self) -> Metric:
+        totals: dict[tuple[str, str, str], int] = {}
+        groups = [(p, pt, pr, n) for p, pt, pr, n in self.groups.values()]
+        groups += [(p, pt, pr, n) for (pt, pr, p), n in self.overflow.items()]
+        for plugins, point, profile, count in groups:
+            for plugin in plugins:
+                key = (plugin, point, profile)
+                totals[key] = totals.get(key, 0) + count
+        out = CounterMetricFamily(
+            self.name, self.help, labels=["plugin", "extension_point", "profile"]
+        )
+        for key, value in totals.items():
+            out.add_metric(list(key), value)
+        return out
+
+
 def _bound_text(bound: float) -> str:
     return "+Inf" if bound == float("inf") else repr(float(bound))
 
@@ -102,12 +159,34 @@ class SchedulerMetrics:
 
     Args:
         registry: where the metrics are registered; a new registry when None.
+        plugin_sample_percent: the share of scheduling attempts (0-100) whose plugin
+            calls are timed into ``scheduler_plugin_execution_duration_seconds``;
+            upstream's 10 by default.
+        rng: the random source that picks those attempts; ``random.Random(0)`` when None,
+            so a simulation's metrics are the same on every run.
+
+    Raises:
+        ConfigError: ``plugin_sample_percent`` is not an integer from 0 to 100.
     """
 
     def __init__(
         self,
         registry: CollectorRegistry | None = None,
+        *,
+        plugin_sample_percent: int = PLUGIN_METRICS_SAMPLE_PERCENT,
+        rng: random.Random | None = None,
     ) -> None:
+        if (
+            isinstance(plugin_sample_percent, bool)
+            or not isinstance(plugin_sample_percent, int)
+            or not 0 <= plugin_sample_percent <= 100
+        ):
+            raise ConfigError(
+                f"SchedulerMetrics: plugin_sample_percent: must be an integer from 0 to 100, "
+                f"not {plugin_sample_percent!r}"
+            )
+        self.plugin_sample_percent = plugin_sample_percent
+        self._rng = rng if rng is not None else random.Random(0)
         self.registry = registry if registry is not None else CollectorRegistry()
         ms = exponential_buckets(0.001, 2, 15)
         self.schedule_attempts = _Counter(
@@ -153,6 +232,17 @@ class SchedulerMetrics:
             exponential_buckets(0.0001, 2, 12),
             ["extension_point", "status", "profile"],
         )
+        self.plugin_execution_duration = _Histogram(
+            "scheduler_plugin_execution_duration_seconds",
+            "Duration for running a plugin at a specific extension point.",
+            exponential_buckets(0.00001, 1.5, 20),
+            ["plugin", "extension_point", "status"],
+        )
+        self.plugin_evaluation = _EvaluationCounter(
+            "scheduler_plugin_evaluation",
+            "Number of attempts to schedule pods by each plugin and the extension point "
+            "(available only in PreFilter, Filter, PreScore, and Score).",
+        )
         self.queue_incoming_pods = _Counter(
             "scheduler_queue_incoming_pods",
             "Number of pods added to scheduling queues by event and queue type.",
@@ -164,7 +254,7 @@ class SchedulerMetrics:
             ms,
             ["result"],
         )
-        self._recorded: list[_Counter | _Histogram] = [
+        self._recorded: list[_Counter | _Histogram | _EvaluationCounter] = [
             self.schedule_attempts,
             self.scheduling_attempt_duration,
             self.scheduling_algorithm_duration,
@@ -173,6 +263,8 @@ class SchedulerMetrics:
             self.pod_scheduling_sli_duration,
             self.pod_scheduling_attempts,
             self.framework_extension_point_duration,
+            self.plugin_execution_duration,
+            self.plugin_evaluation,
             self.queue_incoming_pods,
             self.permit_wait_duration,
         ]
@@ -219,6 +311,34 @@ class SchedulerMetrics:
     def permit_wait(self, result: str, seconds: float) -> None:
         self.permit_wait_duration.observe((result,), seconds)
 
+    # ---- per plugin (framework.go run*Plugin, instrumented_plugins.go) -------------------
+
+    def sample_plugin_metrics(self) -> bool:
+        """Whether the attempt starting now times its plugin calls: true for
+        ``plugin_sample_percent`` % of attempts (upstream: ``rand.Intn(100) < 10``)."""
+        percent = self.plugin_sample_percent
+        if percent == 0:
+            return False
+        return percent == 100 or self._rng.randrange(100) < percent
+
+    def plugin_execution(self, plugin: str, point: str, status: str, seconds: float) -> None:
+        """One plugin call in a sampled attempt: a per-node call, or one batch call over
+        all nodes (docs/metrics.md says what that means for Filter and Score)."""
+        histogram = self.plugin_execution_duration  # _Histogram.observe, inlined: hot
+        key = (plugin, point, status)
+        series = histogram.series.get(key)
+        if series is None:
+            series = histogram.series[key] = [0.0] * (len(histogram.bounds) + 2)
+        series[bisect.bisect_left(histogram.bounds, seconds)] += 1
+        series[-1] += seconds
+
+    def plugin_evaluations(
+        self, point: str, profile: str, plugins: tuple[str, ...], count: int
+    ) -> None:
+        """Each of ``plugins`` evaluated ``count`` times at ``point`` in one attempt."""
+        if plugins and count:
+            self.plugin_evaluation.add(point, profile, plugins, count)
+
     # ---- collection -----------------------------------------------------------------------
 
     def families(self) -> Iterator[Metric]:
@@ -242,7 +362,7 @@ class SchedulerMetrics:
                 state["unschedulable"],
             ),
             (
-                "scheduler_scheduler_cache_size",
+                "scheduler_cache_size",
                 "Number of nodes, pods, and assumed (bound) pods in the scheduler cache.",
                 ["type"],
                 state["cache"],

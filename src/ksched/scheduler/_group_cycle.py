@@ -73,7 +73,8 @@ class GroupCycle(SchedulingCycle, GroupPreemption):
             if self.timings:
                 self._attempt_started[pod.uid] = started
             explain = self.explain and (self._explain_only is None or pod.key in self._explain_only)
-            members.append(_Member(qpi, CycleState(), AttemptReport() if explain else None))
+            state = CycleState.for_attempt(self.metrics)
+            members.append(_Member(qpi, state, AttemptReport() if explain else None))
         try:
             verdict = await self._place_group(fw, group, members)
         except BaseException:

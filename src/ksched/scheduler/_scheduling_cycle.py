@@ -66,7 +66,7 @@ class SchedulingCycle(BindingCycle):
         record = self.records.setdefault(pod.uid, PodRecord())
         record.attempts = qpi.attempts
         self._emit("Attempted", pod, attempts=qpi.attempts)
-        state = CycleState()
+        state = CycleState.for_attempt(self.metrics)
         self._profile_name = fw.profile_name
         started = anyio.current_time() if self._measure else 0.0
         if self.timings:
