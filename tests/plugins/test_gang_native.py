@@ -336,69 +336,85 @@ def times(log: list[SchedulingEvent], kind: str) -> dict[str, float]:
 
 
 @mock_clock()
-async def test_the_member_that_completes_the_quorum_allows_the_waiting_ones() -> None:
-    """m0 is turned down at Permit once, after the group pass placed all three: m1 and m2,
-    now below minCount, wait at GangScheduling's Permit. m0 comes back after its backoff
-    and completes the quorum at Permit, which allows both (gangscheduling.go Permit)."""
+async def test_a_member_turned_down_at_permit_fails_the_whole_gang_at_once() -> None:
+    """m0 is turned down at Permit after the pass placed all three: the gang is below
+    minCount, so its other members are released in the same cycle (no binding starts, no
+    5-minute hold at Permit). No event concerns the rejecting plugins, so the members rest
+    in the unschedulable pool until its flush (podMaxInUnschedulablePodsDuration, 5
+    minutes), then all bind together."""
     cluster = InMemoryCluster()
     log: list[SchedulingEvent] = []
     async with permit_case(cluster, log, times=1) as sched:
         await cluster.add_node(node("n1", "4"))
         cluster.apply(pod_group("g", 3))
+        t0 = anyio.current_time()
         for i in range(3):
             await cluster.add_pod(member(f"m{i}", "g"))
+        await settle()
+        failed = [e for e in log if e.kind == "Unschedulable"]
+        assert sorted(e.pod for e in failed) == ["default/m0", "default/m1", "default/m2"]
+        assert all(e.time == t0 for e in failed)
+        assert not any(e.kind == "Bound" for e in log)
+        assert requested(sched, "n1") == 0 and not sched.waiting_pods.get("m1")
+        assert message(sched, cluster, "m0") == "0/1 nodes are available: 1 turned down."
         for i in range(3):
-            await cluster.wait_bound(f"default/m{i}", timeout=60)
-        waited = times(log, "WaitingOnPermit")
-        allowed = times(log, "PermitAllowed")
-        assert set(waited) == {"m1", "m2"} and set(allowed) == {"m1", "m2"}
-        assert "PermitRejected" not in {e.kind for e in log}
-        assert allowed["m1"] - waited["m1"] < PERMIT_TIMEOUT_SECONDS
+            await cluster.wait_bound(f"default/m{i}", timeout=2 * PERMIT_TIMEOUT_SECONDS)
+        bound = times(log, "Bound")
+        assert 300 <= min(bound.values()) - t0 <= 360
         assert requested(sched, "n1") == 3000
 
 
 @mock_clock()
-async def test_members_below_quorum_wait_five_minutes_then_are_released() -> None:
-    """With m0 turned down every time, m1 and m2 wait at Permit for upstream's 5 minutes,
-    are rejected by the timeout, and hold nothing afterwards; nothing ever binds."""
+async def test_a_member_turned_down_every_time_never_lets_the_gang_bind() -> None:
+    """With m0 turned down at every attempt nothing ever binds and nothing stays held; the
+    gang is retried at each flush of the unschedulable pool (5 minutes), never in a loop."""
     cluster = InMemoryCluster()
     log: list[SchedulingEvent] = []
     async with permit_case(cluster, log, times=-1) as sched:
-        assert sched.frameworks[PROFILE].group_plugin is not None
         await cluster.add_node(node("n1", "4"))
         cluster.apply(pod_group("g", 3))
         for i in range(3):
             await cluster.add_pod(member(f"m{i}", "g"))
-        await anyio.sleep(PERMIT_TIMEOUT_SECONDS + 0.5)
-        waited = [(e.pod, e.time) for e in log if e.kind == "WaitingOnPermit"]
-        rejected = [(e.pod, e.time) for e in log if e.kind == "PermitRejected"]
-        assert sorted(p for p, _ in waited[:2]) == ["default/m1", "default/m2"]
-        assert sorted(p for p, _ in rejected[:2]) == ["default/m1", "default/m2"]
-        for (_, begin), (_, end) in zip(waited[:2], rejected[:2], strict=True):
-            assert end - begin == pytest.approx(PERMIT_TIMEOUT_SECONDS)
+        await anyio.sleep(3 * PERMIT_TIMEOUT_SECONDS - 1)
+        attempts = [e.time for e in log if e.kind == "Attempted" and e.pod == "default/m0"]
+        assert len(attempts) == 3, attempts  # at 0, then once per 5-minute flush
         assert not any(e.kind == "Bound" for e in log)
-        assert all(bound_to(cluster, f"m{i}") is None for i in range(3))
+        assert requested(sched, "n1") == 0
+
+
+class Hold:
+    """A Permit plugin that holds every pod for 60 s (an approval that never comes)."""
+
+    name = "Hold"
+
+    def new(self, args: Any, handle: Any) -> Hold:
+        return self
+
+    def permit(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        return Status.wait(60.0)
 
 
 @mock_clock()
 async def test_a_waiting_member_that_leaves_releases_its_siblings_at_once() -> None:
-    """While m1 and m2 wait at Permit, m1 is deleted: its Unreserve rejects m2 at once (not
-    after 5 minutes), and m2's reservation is freed."""
+    """All three members wait at another plugin's Permit; m1 is deleted: its Unreserve
+    (GangScheduling's) rejects m0 and m2 at once rather than when their waits end, and their
+    reservations are freed."""
     cluster = InMemoryCluster()
     log: list[SchedulingEvent] = []
-    async with permit_case(cluster, log, times=1) as sched:
+    cfg = config("Hold", preemption=False)
+    async with start(cluster, cfg, registry={"Hold": Hold().new}, observer=log.append) as sched:
         await cluster.add_node(node("n1", "4"))
         cluster.apply(pod_group("g", 3))
         for i in range(3):
             await cluster.add_pod(member(f"m{i}", "g"))
         await anyio.sleep(10)
-        assert set(times(log, "WaitingOnPermit")) == {"m1", "m2"}
+        assert set(times(log, "WaitingOnPermit")) == {"m0", "m1", "m2"}
         t1 = anyio.current_time()
         await cluster.delete_pod("default/m1")
         await anyio.sleep(1)
         rejected = times(log, "PermitRejected")
-        assert rejected["m2"] == pytest.approx(t1)
-        assert bound_to(cluster, "m2") is None
+        assert rejected["m0"] == pytest.approx(t1) and rejected["m2"] == pytest.approx(t1)
+        assert bound_to(cluster, "m0") is None and bound_to(cluster, "m2") is None
         # m0 and m2 remain, below minCount 3: PreEnqueue holds them, nothing is reserved.
         assert requested(sched, "n1") == 0
 

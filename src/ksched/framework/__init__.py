@@ -1,5 +1,6 @@
 """The plugin API: statuses, cycle state, node infos, one protocol per extension point."""
 
+from ._cycle_state import POD_GROUP_CYCLE as POD_GROUP_CYCLE
 from ._cycle_state import CycleState as CycleState
 from ._cycle_state import StateData as StateData
 from ._events import ActionType as ActionType
@@ -87,6 +88,7 @@ __all__ = [
     "NODE_AFFINITY",
     "NODE_NAME",
     "NODE_SELECTOR",
+    "POD_GROUP_CYCLE",
     "RESOURCES",
     "TOLERATIONS",
     "VOLUMES",

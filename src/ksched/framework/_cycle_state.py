@@ -7,7 +7,12 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 if TYPE_CHECKING:
     from ._handle import MetricsRecorder
 
-__all__ = ["CycleState", "StateData"]
+__all__ = ["POD_GROUP_CYCLE", "CycleState", "StateData"]
+
+POD_GROUP_CYCLE = "PodGroupCycle"
+"""CycleState key set (True) for an attempt that is part of a pod-group cycle (upstream
+``CycleState.SetPodGroupCycleState``): plugins then leave activating siblings to the
+cycle, which tries every pending member itself."""
 
 
 @runtime_checkable

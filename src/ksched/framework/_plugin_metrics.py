@@ -10,10 +10,9 @@ same calls wrapped to read the loop clock around each one.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
-
-import anyio
 
 from ._calls import PluginCall
 from ._status import Code, Status
@@ -80,8 +79,14 @@ def status_label(out: object) -> str:
     return _SUCCESS
 
 
+_clock = time.perf_counter
+"""Plugin timings read the process's performance counter, as upstream's time.Since does:
+a measurement of the call, not engine time (which comes from the event loop), and a tenth
+of the cost of reading the loop's clock."""
+
+
 def _timed(call: PluginCall, point: str, recorder: MetricsRecorder) -> PluginCall:
-    fn, plugin, observe, now = call.fn, call.plugin, recorder.plugin_execution, anyio.current_time
+    fn, plugin, observe, now = call.fn, call.plugin, recorder.plugin_execution, _clock
     wrapped: Callable[..., Any]
     if call.is_async:
 
@@ -142,7 +147,7 @@ def call_timed(
     A batch form that returns None declined the pod (its per-node method runs, and is
     timed, instead): that is not recorded.
     """
-    now = anyio.current_time
+    now = _clock
     start = now()
     try:
         out = fn(*args)

@@ -17,6 +17,7 @@ import anyio
 import anyio.abc
 import attrs
 import numpy as np
+import sniffio
 
 from ..api import Pod
 from ..cache import Cache, Snapshot
@@ -80,6 +81,8 @@ class SchedulerBase:
         opportunistic_batching: bool = True,
         metrics: MetricsRecorder | None = None,
     ) -> None:
+        self._now: Callable[[], float] = loop_clock()
+        """The event loop's clock (``anyio.current_time`` without its per-call dispatch)."""
         self.config = config or SchedulerConfig()
         self.cluster: Any = cluster if cluster is not None else InMemoryCluster()
         self.rng = random.Random(seed)
@@ -166,7 +169,7 @@ class SchedulerBase:
         """Account the time since ``since`` to the extension point ``point``: in
         ``extension_point_seconds`` (with ``timings``) and in the metrics (with them,
         labelled with the point's status code); returns now."""
-        now = anyio.current_time()
+        now = self._now()
         if self.timings:
             seconds = self.extension_point_seconds
             seconds[point] = seconds.get(point, 0.0) + now - since
@@ -178,7 +181,7 @@ class SchedulerBase:
 
     def _spent_algorithm(self, since: float) -> float:
         """Observe schedulePod's duration (scheduling_algorithm_duration_seconds)."""
-        now = anyio.current_time()
+        now = self._now()
         if self.metrics is not None:
             self.metrics.algorithm(now - since)
         return now
@@ -234,7 +237,26 @@ class SchedulerBase:
             if start is not None:
                 details["attempt_start"] = start
         if self.observer is not None:
-            self.observer(SchedulingEvent(kind, pod.key, anyio.current_time(), details))
+            self.observer(SchedulingEvent(kind, pod.key, self._now(), details))
+
+
+def loop_clock() -> Callable[[], float]:
+    """The running event loop's clock, as ``anyio.current_time`` reads it: trio's
+    ``current_time`` (a MockClock included) or the asyncio loop's ``time``, looked up once
+    instead of on every read."""
+    try:
+        library = sniffio.current_async_library()
+    except sniffio.AsyncLibraryNotFoundError:
+        return anyio.current_time
+    if library == "trio":
+        import trio
+
+        return trio.current_time
+    if library == "asyncio":
+        import asyncio
+
+        return asyncio.get_running_loop().time
+    return anyio.current_time
 
 
 FITS = Status(Code.SUCCESS)

@@ -45,10 +45,10 @@ class BindingCycle(FailureHandling):
         profile = fw.profile_name
         try:
             if waiting is not None:
-                waited = anyio.current_time() if metrics is not None else 0.0
+                waited = self._now() if metrics is not None else 0.0
                 status = await waiting.wait()
                 if metrics is not None:
-                    metrics.permit_wait(status.code.label, anyio.current_time() - waited)
+                    metrics.permit_wait(status.code.label, self._now() - waited)
                 self.waiting_pods.remove(assumed.uid)
                 if not status.is_success:
                     kind = "PermitRejected"
@@ -67,7 +67,7 @@ class BindingCycle(FailureHandling):
                         await self._binding_failed(fw, state, qpi, assumed, node_name, status, None)
                     return
                 self._emit("PermitAllowed", assumed, node=node_name)
-            t = anyio.current_time() if self._measure else 0.0
+            t = self._now() if self._measure else 0.0
             with anyio.fail_after(self.plugin_timeout):
                 status = await fw.run_pre_bind(state, assumed, node_name)
                 if self._measure:
@@ -97,7 +97,7 @@ class BindingCycle(FailureHandling):
                 bind_logger.info("Successfully bound pod to node", extra={"kv": pairs})
             if metrics is not None:
                 # schedule_one.go bindingCycle: PodScheduled, attempts, the SLI duration
-                now = anyio.current_time()
+                now = self._now()
                 metrics.attempt("scheduled", profile, now - started)
                 first = qpi.initial_attempt_timestamp
                 metrics.scheduled(qpi.attempts, now - (first if first is not None else started))

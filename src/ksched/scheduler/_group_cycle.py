@@ -21,7 +21,16 @@ import anyio
 import attrs
 
 from ..api import Pod
-from ..framework import Code, CycleState, NodeToStatus, PodInfo, QueuedPodInfo, Status
+from ..framework import (
+    POD_GROUP_CYCLE,
+    Code,
+    CycleState,
+    NodeToStatus,
+    PodInfo,
+    QueuedPodInfo,
+    Status,
+    WaitingPod,
+)
 from ..framework._runtime import Framework
 from ._base import Failure, PodRecord
 from ._diagnosis import AttemptReport, FitError, plugin_decisions
@@ -63,7 +72,7 @@ class GroupCycle(SchedulingCycle, GroupPreemption):
         )
         self._cycle = self.queue.scheduling_cycle
         self._profile_name = fw.profile_name
-        started = anyio.current_time()
+        started = self._now()
         members: list[_Member] = []
         for qpi in queued:
             pod = qpi.pod
@@ -74,6 +83,7 @@ class GroupCycle(SchedulingCycle, GroupPreemption):
                 self._attempt_started[pod.uid] = started
             explain = self.explain and (self._explain_only is None or pod.key in self._explain_only)
             state = CycleState.for_attempt(self.metrics)
+            state.write(POD_GROUP_CYCLE, True)
             members.append(_Member(qpi, state, AttemptReport() if explain else None))
         try:
             verdict = await self._place_group(fw, group, members)
@@ -85,7 +95,7 @@ class GroupCycle(SchedulingCycle, GroupPreemption):
                     await self._handle_failure(fw, m.qpi, Failure(cancelled, clear_nomination=True))
             raise
         if self.timings:
-            self.attempt_seconds += anyio.current_time() - started
+            self.attempt_seconds += self._now() - started
         if verdict.is_success:
             await self._submit_group(fw, group, members, started)
             return
@@ -172,26 +182,45 @@ class GroupCycle(SchedulingCycle, GroupPreemption):
     async def _submit_group(
         self, fw: Framework, group: Any, members: list[_Member], started: float
     ) -> None:
-        """The gang fits: assume the placed members and start their binding cycles."""
-        decision = _decision(group, members, "Scheduled", "")
+        """The gang fits: assume the placed members and run Permit for each; if Permit
+        leaves minCount of them, start their binding cycles, else release them all."""
+        passed: list[tuple[_Member, Pod, str, WaitingPod | None]] = []
         for m in members:
             pod = m.qpi.pod
-            if m.report is not None:
-                m.report.group = decision
             if m.node is None or m.assumed is None:
-                assert m.failure is not None
-                await self._fail_member(fw, m, m.failure, started)
                 continue
             self.cache.assume_pod(m.assumed)
             self.queue.delete_nominated_pod_if_exists(pod)
             if m.report is not None:
                 m.report.decisions.update(plugin_decisions(fw.plugins.values(), m.state, m.node))
-            t = anyio.current_time() if self._measure else 0.0
+            t = self._now() if self._measure else 0.0
             done = await self._permit(fw, m.state, pod, m.assumed, m.node, t)
             if isinstance(done, Failure):
-                await self._fail_member(fw, m, done, started)
+                m.tentative, m.node, m.failure = m.node, None, done
                 continue
-            assumed, node_name, waiting = done
+            passed.append((m, *done))
+        scheduled = fw.group_plugin.scheduled_count(group)
+        if passed and scheduled < group.min_count:
+            # A member turned down at Permit took the gang below minCount: the others are
+            # released now (no binding started), not after waiting at Permit.
+            for m, assumed, node_name, waiting in passed:
+                if waiting is not None:
+                    self.waiting_pods.remove(assumed.uid)
+                with anyio.CancelScope(shield=True):
+                    await fw.run_unreserve(m.state, assumed, node_name)
+                self.cache.forget_pod(assumed)
+                m.tentative, m.node = node_name, None
+            verdict = fw.group_plugin.placement_feasible(group, 0, scheduled)
+            await self._fail_group(fw, group, members, verdict, started, None)
+            return
+        decision = _decision(group, members, "Scheduled", "")
+        for m in members:
+            if m.report is not None:
+                m.report.group = decision
+            if m.node is None:
+                assert m.failure is not None
+                await self._fail_member(fw, m, m.failure, started)
+        for m, assumed, node_name, waiting in passed:
             self._binding_tasks += 1
             assert self._binding_tg is not None
             self._binding_tg.start_soon(
@@ -250,7 +279,7 @@ class GroupCycle(SchedulingCycle, GroupPreemption):
     ) -> None:
         if self.metrics is not None:
             outcome = "unschedulable" if failure.status.is_rejected else "error"
-            self.metrics.attempt(outcome, fw.profile_name, anyio.current_time() - started)
+            self.metrics.attempt(outcome, fw.profile_name, self._now() - started)
         await self._handle_failure(fw, m.qpi, failure)
 
 

@@ -6,8 +6,6 @@ import random
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
-import anyio
-
 from ..api import Pod
 from ..cluster import ClusterStore
 from ..framework import (
@@ -73,7 +71,7 @@ class FrameworkHandle:
         return self._scheduler.config.parallelism
 
     def now(self) -> float:
-        return anyio.current_time()
+        return self._scheduler._now()
 
     def namespace_labels(self, namespace: str) -> Mapping[str, str] | None:
         labels: Mapping[str, str] | None = self._scheduler.cluster.namespace_labels(namespace)

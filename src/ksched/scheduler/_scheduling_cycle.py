@@ -68,7 +68,7 @@ class SchedulingCycle(BindingCycle):
         self._emit("Attempted", pod, attempts=qpi.attempts)
         state = CycleState.for_attempt(self.metrics)
         self._profile_name = fw.profile_name
-        started = anyio.current_time() if self._measure else 0.0
+        started = self._now() if self._measure else 0.0
         if self.timings:
             self._attempt_started[pod.uid] = started
         try:
@@ -92,11 +92,11 @@ class SchedulingCycle(BindingCycle):
                     await self._handle_failure(fw, qpi, Failure(cancelled, clear_nomination=True))
             raise
         if self.timings:
-            self.attempt_seconds += anyio.current_time() - started
+            self.attempt_seconds += self._now() - started
         if isinstance(result, Failure):
             if self.metrics is not None:
                 outcome = "unschedulable" if result.status.is_rejected else "error"
-                self.metrics.attempt(outcome, fw.profile_name, anyio.current_time() - started)
+                self.metrics.attempt(outcome, fw.profile_name, self._now() - started)
             await self._handle_failure(fw, qpi, result)
             return
         assumed, node_name, waiting = result
@@ -124,7 +124,7 @@ class SchedulingCycle(BindingCycle):
                 ),
                 clear_nomination=True,
             )
-        t = anyio.current_time() if self.metrics is not None else 0.0
+        t = self._now() if self.metrics is not None else 0.0
         found = await self._schedule_pod(fw, state, pod, report)
         if self.metrics is not None:
             t = self._spent_algorithm(t)
@@ -172,7 +172,7 @@ class SchedulingCycle(BindingCycle):
     async def _reserve_and_permit(
         self, fw: Framework, state: CycleState, pod: Pod, assumed: Pod, node_name: str
     ) -> Failure | tuple[Pod, str, WaitingPod | None]:
-        t = anyio.current_time() if self._measure else 0.0
+        t = self._now() if self._measure else 0.0
         status = await fw.run_reserve(state, assumed, node_name)
         if self._measure:
             t = self._spent("Reserve", t, status)
@@ -187,7 +187,7 @@ class SchedulingCycle(BindingCycle):
     ) -> Failure | tuple[Pod, str, WaitingPod | None]:
         """Permit for a reserved, assumed pod: a rejection undoes both; a wait registers
         the waiting pod (``t``: when the extension points' timing last stopped)."""
-        status, waiting = await fw.run_permit(state, assumed, node_name, anyio.current_time())
+        status, waiting = await fw.run_permit(state, assumed, node_name, self._now())
         if self._measure:
             self._spent("Permit", t, status)
         if status.code is not Code.WAIT and not status.is_success:
@@ -213,7 +213,7 @@ class SchedulingCycle(BindingCycle):
         """Find a node: PreFilter, Filter, PreScore, Score, select. # schedule_one.go schedulePod"""
         all_nodes = self.snapshot.list()
         timings = self._measure
-        t = anyio.current_time() if timings else 0.0
+        t = self._now() if timings else 0.0
         pre_result, status, rejectors = await fw.run_pre_filter(state, pod, all_nodes)
         if timings:
             t = self._spent("PreFilter", t, status)
@@ -240,7 +240,7 @@ class SchedulingCycle(BindingCycle):
             hint = await batch.node_hint(
                 signature,
                 self._cycle,
-                anyio.current_time(),
+                self._now(),
                 self.snapshot.get,
                 functools.partial(fw.run_filter, state, pod),
             )
@@ -269,7 +269,7 @@ class SchedulingCycle(BindingCycle):
                         report.selected = first
                         report.hinted = not nominated
                     if batch is not None:
-                        batch.store(signature, hint, first, None, self._cycle, anyio.current_time())
+                        batch.store(signature, hint, first, None, self._cycle, self._now())
                     return first
         nodes: Sequence[NodeInfo] = all_nodes
         if pre_result is not None and pre_result.node_names is not None:
@@ -340,7 +340,7 @@ class SchedulingCycle(BindingCycle):
             if report is not None:
                 report.selected = choice
             if batch is not None:
-                batch.store(signature, hint, choice, None, self._cycle, anyio.current_time())
+                batch.store(signature, hint, choice, None, self._cycle, self._now())
             return choice
         status = await fw.run_pre_score(state, pod, feasible)
         if timings:
@@ -360,7 +360,7 @@ class SchedulingCycle(BindingCycle):
         best = self._select_host(feasible, scores.total)
         if batch is not None:
             ranked = functools.partial(self._rank_others, feasible, scores.total, best)
-            batch.store(signature, hint, best, ranked, self._cycle, anyio.current_time())
+            batch.store(signature, hint, best, ranked, self._cycle, self._now())
         if timings:
             self._spent("Score", t)
         if report is not None:

@@ -17,6 +17,7 @@ from typing import Any
 
 from ...api import Pod, SchedulingPodGroup
 from ...framework import (
+    POD_GROUP_CYCLE,
     ActionType,
     ClusterEvent,
     ClusterEventWithHint,
@@ -143,7 +144,8 @@ class GangScheduling:
         key = info.key
         if self.tracker.scheduled_count(key) < info.min_count:
             unscheduled = self.tracker.unscheduled(key)
-            if unscheduled:
+            if unscheduled and not state.get(POD_GROUP_CYCLE):
+                # In a pod-group cycle every pending member is already being tried.
                 self._handle.activate(unscheduled)
             return Status.wait(PERMIT_TIMEOUT_SECONDS, MSG_WAITING_AT_PERMIT)
         for uid in self.tracker.assumed(key):
