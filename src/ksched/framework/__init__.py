@@ -26,6 +26,8 @@ from ._interfaces import NodeToStatus as NodeToStatus
 from ._interfaces import PermitPlugin as PermitPlugin
 from ._interfaces import Plugin as Plugin
 from ._interfaces import PluginFactory as PluginFactory
+from ._interfaces import PodGroup as PodGroup
+from ._interfaces import PodGroupPlugin as PodGroupPlugin
 from ._interfaces import PostBindPlugin as PostBindPlugin
 from ._interfaces import PostFilterPlugin as PostFilterPlugin
 from ._interfaces import PostFilterResult as PostFilterResult
@@ -121,6 +123,8 @@ __all__ = [
     "PermitPlugin",
     "Plugin",
     "PluginFactory",
+    "PodGroup",
+    "PodGroupPlugin",
     "PodIndex",
     "PodInfo",
     "PodSignature",

@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from ..api import Pod
 from ._batch import OpportunisticBatch
@@ -23,6 +23,7 @@ from ._cycle_state import CycleState
 from ._events import ClusterEventWithHint
 from ._interfaces import (
     Plugin,
+    PodGroupPlugin,
     PreFilterExtensions,
     PreFilterResult,
     QueuedPodInfo,
@@ -130,9 +131,9 @@ class FrameworkBase:
         its generation and the nominated pods are the same objects (a filter reads it)."""
         self.batch = self._opportunistic_batch()
         """The profile's opportunistic batching, or None when a plugin cannot sign pods."""
-        self.group_plugin: Any = next(
+        self.group_plugin: PodGroupPlugin | None = next(
             (
-                p
+                cast(PodGroupPlugin, p)
                 for p in self.plugins.values()
                 if callable(getattr(p, "placement_feasible", None))
                 and callable(getattr(p, "pod_group", None))
@@ -309,49 +310,45 @@ class FrameworkBase:
     def run_pre_filter_extension_add_pod(
         self, state: CycleState, pod: Pod, pod_to_add: PodInfo, node_info: NodeInfo
     ) -> Status:
-        recorder = state.metrics if state.record_plugin_metrics else None
-        for name, ext in self._extensions_for(state):
-            try:
-                if recorder is None:
-                    status = ext.add_pod(state, pod, pod_to_add, node_info)
-                else:
-                    status = call_timed(
-                        recorder,
-                        name,
-                        PRE_FILTER_EXTENSION_ADD_POD,
-                        ext.add_pod,
-                        state,
-                        pod,
-                        pod_to_add,
-                        node_info,
-                    )
-            except Exception as exc:
-                return fault_status(name, "AddPod", exc)
-            if status is not None and not status.is_success:
-                return status.with_plugin(name)
-        return SUCCESS
+        return self._run_extension(
+            state, "add_pod", PRE_FILTER_EXTENSION_ADD_POD, "AddPod", pod, pod_to_add, node_info
+        )
 
     def run_pre_filter_extension_remove_pod(
         self, state: CycleState, pod: Pod, pod_to_remove: PodInfo, node_info: NodeInfo
     ) -> Status:
+        return self._run_extension(
+            state,
+            "remove_pod",
+            PRE_FILTER_EXTENSION_REMOVE_POD,
+            "RemovePod",
+            pod,
+            pod_to_remove,
+            node_info,
+        )
+
+    def _run_extension(
+        self,
+        state: CycleState,
+        method: str,
+        point: str,
+        label: str,
+        pod: Pod,
+        other: PodInfo,
+        node_info: NodeInfo,
+    ) -> Status:
+        """AddPod or RemovePod of the PreFilter plugins that ran, in order; the first
+        non-success stops (timed in sampled attempts)."""
         recorder = state.metrics if state.record_plugin_metrics else None
         for name, ext in self._extensions_for(state):
+            fn: Callable[..., Status | None] = getattr(ext, method)
             try:
                 if recorder is None:
-                    status = ext.remove_pod(state, pod, pod_to_remove, node_info)
+                    status = fn(state, pod, other, node_info)
                 else:
-                    status = call_timed(
-                        recorder,
-                        name,
-                        PRE_FILTER_EXTENSION_REMOVE_POD,
-                        ext.remove_pod,
-                        state,
-                        pod,
-                        pod_to_remove,
-                        node_info,
-                    )
+                    status = call_timed(recorder, name, point, fn, state, pod, other, node_info)
             except Exception as exc:
-                return fault_status(name, "RemovePod", exc)
+                return fault_status(name, label, exc)
             if status is not None and not status.is_success:
                 return status.with_plugin(name)
         return SUCCESS

@@ -31,6 +31,8 @@ __all__ = [
     "NodeToStatus",
     "PermitPlugin",
     "Plugin",
+    "PodGroup",
+    "PodGroupPlugin",
     "PostBindPlugin",
     "PostFilterPlugin",
     "PostFilterResult",
@@ -304,6 +306,35 @@ class BindPlugin(Plugin, Protocol):
 
 class PostBindPlugin(Plugin, Protocol):
     def post_bind(self, state: CycleState, pod: Pod, node_name: str) -> None: ...
+
+
+class PodGroup(Protocol):
+    """A pod group as the pod-group cycle sees it."""
+
+    @property
+    def key(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def min_count(self) -> int: ...
+
+
+class PodGroupPlugin(Plugin, Protocol):
+    """Places pod groups in one pod-group cycle (upstream PlacementFeasible, with the
+    questions the cycle asks about the group)."""
+
+    def pod_group(self, pod: Pod) -> PodGroup | None:
+        """The group the cycle should place with ``pod``, or None (scheduled alone)."""
+        ...
+
+    def unscheduled_members(self, group: Any) -> list[Pod]: ...
+
+    def scheduled_count(self, group: Any) -> int: ...
+
+    def placement_feasible(self, group: Any, remaining: int, scheduled: int) -> Status:
+        """Unschedulable: the group cannot reach its minimum; Wait: it still may;
+        Success: it has."""
+        ...
 
 
 class EnqueueExtensions(Plugin, Protocol):

@@ -26,15 +26,16 @@ from ..framework import (
     Code,
     CycleState,
     NodeToStatus,
-    PodInfo,
+    PodGroup,
+    PodGroupPlugin,
     QueuedPodInfo,
     Status,
     WaitingPod,
 )
 from ..framework._runtime import Framework
-from ._base import Failure, PodRecord
+from ._base import Failure
 from ._diagnosis import AttemptReport, FitError, plugin_decisions
-from ._group_preemption import GroupPreemption
+from ._group_preemption import GroupPlan, GroupPreemption
 from ._scheduling_cycle import SchedulingCycle
 
 __all__ = ["GroupCycle"]
@@ -55,8 +56,9 @@ class _Member:
 class GroupCycle(SchedulingCycle, GroupPreemption):
     """Adds the pod-group cycle to the serial loop."""
 
-    async def _schedule_group(self, fw: Framework, first: QueuedPodInfo, group: Any) -> None:
-        plugin = fw.group_plugin
+    async def _schedule_group(
+        self, fw: Framework, first: QueuedPodInfo, plugin: PodGroupPlugin, group: PodGroup
+    ) -> None:
         others = [
             p
             for p in plugin.unscheduled_members(group)
@@ -75,18 +77,12 @@ class GroupCycle(SchedulingCycle, GroupPreemption):
         started = self._now()
         members: list[_Member] = []
         for qpi in queued:
-            pod = qpi.pod
-            record = self.records.setdefault(pod.uid, PodRecord())
-            record.attempts = qpi.attempts
-            self._emit("Attempted", pod, attempts=qpi.attempts)
-            if self.timings:
-                self._attempt_started[pod.uid] = started
-            explain = self.explain and (self._explain_only is None or pod.key in self._explain_only)
+            self._begin_attempt(qpi, started)
             state = CycleState.for_attempt(self.metrics)
             state.write(POD_GROUP_CYCLE, True)
-            members.append(_Member(qpi, state, AttemptReport() if explain else None))
+            members.append(_Member(qpi, state, self._report_for(qpi.pod)))
         try:
-            verdict = await self._place_group(fw, group, members)
+            verdict = await self._place_group(fw, plugin, group, members)
         except BaseException:
             with anyio.CancelScope(shield=True):
                 await self._revert(fw, members)
@@ -97,17 +93,18 @@ class GroupCycle(SchedulingCycle, GroupPreemption):
         if self.timings:
             self.attempt_seconds += self._now() - started
         if verdict.is_success:
-            await self._submit_group(fw, group, members, started)
+            await self._submit_group(fw, plugin, group, members, started)
             return
         await self._revert(fw, members)
         plan = None
         if verdict.is_rejected and fw.has_post_filter_plugins:
-            plan = await self.preempt_for_group(fw, group, members, verdict)
+            plan = await self.preempt_for_group(fw, plugin, group, members)
         await self._fail_group(fw, group, members, verdict, started, plan)
 
-    async def _place_group(self, fw: Framework, group: Any, members: list[_Member]) -> Status:
+    async def _place_group(
+        self, fw: Framework, plugin: PodGroupPlugin, group: PodGroup, members: list[_Member]
+    ) -> Status:
         """Place each member in the snapshot; the group plugin's last verdict."""
-        plugin = fw.group_plugin
         self.cache.update_snapshot(self.snapshot)
         if len(self.snapshot) == 0:
             return Status(
@@ -115,7 +112,7 @@ class GroupCycle(SchedulingCycle, GroupPreemption):
             )
         scheduled = plugin.scheduled_count(group)
         remaining = len(members)
-        verdict: Status = plugin.placement_feasible(group, remaining, scheduled)
+        verdict = plugin.placement_feasible(group, remaining, scheduled)
         if verdict.code is Code.UNSCHEDULABLE or verdict.code is Code.ERROR:
             return verdict
         batching, self.opportunistic_batching = self.opportunistic_batching, False
@@ -157,12 +154,7 @@ class GroupCycle(SchedulingCycle, GroupPreemption):
         if isinstance(found, Status):
             m.failure = Failure(found, clear_nomination=True)
             return
-        assumed = attrs.evolve(pod, spec=attrs.evolve(pod.spec, node_name=found))
-        info = self.snapshot.get(found)
-        assert info is not None
-        placed = info.clone()
-        placed.add_pod(PodInfo.of(assumed))
-        self.snapshot.overlay(placed)
+        assumed = self._place_in_snapshot(pod, found)
         status = await fw.run_reserve(m.state, assumed, found)
         if not status.is_success:
             await fw.run_unreserve(m.state, assumed, found)
@@ -180,7 +172,12 @@ class GroupCycle(SchedulingCycle, GroupPreemption):
                 m.tentative, m.node = m.node, None
 
     async def _submit_group(
-        self, fw: Framework, group: Any, members: list[_Member], started: float
+        self,
+        fw: Framework,
+        plugin: PodGroupPlugin,
+        group: PodGroup,
+        members: list[_Member],
+        started: float,
     ) -> None:
         """The gang fits: assume the placed members and run Permit for each; if Permit
         leaves minCount of them, start their binding cycles, else release them all."""
@@ -199,7 +196,7 @@ class GroupCycle(SchedulingCycle, GroupPreemption):
                 m.tentative, m.node, m.failure = m.node, None, done
                 continue
             passed.append((m, *done))
-        scheduled = fw.group_plugin.scheduled_count(group)
+        scheduled = plugin.scheduled_count(group)
         if passed and scheduled < group.min_count:
             # A member turned down at Permit took the gang below minCount: the others are
             # released now (no binding started), not after waiting at Permit.
@@ -210,7 +207,7 @@ class GroupCycle(SchedulingCycle, GroupPreemption):
                     await fw.run_unreserve(m.state, assumed, node_name)
                 self.cache.forget_pod(assumed)
                 m.tentative, m.node = node_name, None
-            verdict = fw.group_plugin.placement_feasible(group, 0, scheduled)
+            verdict = plugin.placement_feasible(group, 0, scheduled)
             await self._fail_group(fw, group, members, verdict, started, None)
             return
         decision = _decision(group, members, "Scheduled", "")
@@ -230,11 +227,11 @@ class GroupCycle(SchedulingCycle, GroupPreemption):
     async def _fail_group(
         self,
         fw: Framework,
-        group: Any,
+        group: PodGroup,
         members: list[_Member],
         verdict: Status,
         started: float,
-        plan: Any,
+        plan: GroupPlan | None,
     ) -> None:
         """Every member back to the queue: its own FitError when it found no node, the
         group's reason when it had one (upstream podGroupFitError)."""
@@ -283,7 +280,9 @@ class GroupCycle(SchedulingCycle, GroupPreemption):
         await self._handle_failure(fw, m.qpi, failure)
 
 
-def _decision(group: Any, members: list[_Member], outcome: str, message: str) -> dict[str, Any]:
+def _decision(
+    group: PodGroup, members: list[_Member], outcome: str, message: str
+) -> dict[str, Any]:
     """What ``--explain`` shows of the group decision."""
     placed = {m.qpi.pod.key: m.node or m.tentative for m in members if m.node or m.tentative}
     out: dict[str, Any] = {

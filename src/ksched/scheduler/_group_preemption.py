@@ -26,7 +26,7 @@ from typing import Any
 import attrs
 
 from ..api import Pod
-from ..framework import CycleState, PodInfo, Status
+from ..framework import CycleState, PodGroup, PodGroupPlugin, PodInfo
 from ..framework._runtime import Framework
 from ._base import SchedulerBase
 from ._diagnosis import FitError
@@ -65,13 +65,12 @@ class GroupPreemption(SchedulerBase):
     """Plans and carries out preemption for a gang that does not fit."""
 
     async def preempt_for_group(
-        self, fw: Framework, group: Any, members: Sequence[Any], verdict: Status
+        self, fw: Framework, plugin: PodGroupPlugin, group: PodGroup, members: Sequence[Any]
     ) -> GroupPlan | None:
         """Evict for the gang only if the plan places minCount members; the plan."""
         preemption = _preemption_plugin(fw)
         if preemption is None:
             return None
-        plugin = fw.group_plugin
         needed = group.min_count - plugin.scheduled_count(group)
         self.cache.update_snapshot(self.snapshot)
         plan = GroupPlan()
@@ -107,7 +106,7 @@ class GroupPreemption(SchedulerBase):
         state = CycleState()
         found = await self._schedule_pod(fw, state, pod, None)  # type: ignore[attr-defined]
         if isinstance(found, str):
-            self._place(pod, found, ())
+            self._place_in_snapshot(pod, found)
             plan.nominations[pod.uid] = found
             return found
         if not isinstance(found, FitError):
@@ -129,14 +128,16 @@ class GroupPreemption(SchedulerBase):
         if best is None or not best.name:
             return None
         victims = tuple(best.victims.pods)
-        self._place(pod, best.name, victims)
+        self._place_in_snapshot(pod, best.name, victims)
         plan.nominations[pod.uid] = best.name
         if victims:
             plan.victims.setdefault(best.name, []).extend(victims)
             plan.preemptors.setdefault(best.name, pod)
         return str(best.name)
 
-    def _place(self, pod: Pod, node: str, victims: Sequence[Pod]) -> None:
+    def _place_in_snapshot(self, pod: Pod, node: str, victims: Sequence[Pod] = ()) -> Pod:
+        """Put ``pod`` on ``node`` in the snapshot only (``victims`` taken off it first);
+        the pod as placed. The next refresh from the cache undoes it."""
         info = self.snapshot.get(node)
         assert info is not None
         changed = info.clone()
@@ -145,9 +146,10 @@ class GroupPreemption(SchedulerBase):
         assumed = attrs.evolve(pod, spec=attrs.evolve(pod.spec, node_name=node))
         changed.add_pod(PodInfo.of(assumed))
         self.snapshot.overlay(changed)
+        return assumed
 
 
 def _candidate(node: str, victims: Sequence[Pod]) -> Any:
-    from ..plugins.default_preemption._candidates import Candidate, Victims
+    from ..plugins.default_preemption import Candidate, Victims
 
     return Candidate(node, Victims(tuple(victims)))

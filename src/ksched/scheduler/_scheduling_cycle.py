@@ -11,14 +11,23 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Sequence
-from typing import Any
 
 import anyio
 import attrs
 import numpy as np
 
 from ..api import Pod
-from ..framework import Code, CycleState, NodeInfo, NodeToStatus, QueuedPodInfo, Status, WaitingPod
+from ..framework import (
+    Code,
+    CycleState,
+    NodeInfo,
+    NodeToStatus,
+    PodGroup,
+    PodGroupPlugin,
+    QueuedPodInfo,
+    Status,
+    WaitingPod,
+)
 from ..framework._runtime import Framework
 from ..framework._signature import PodSignature
 from ..framework._table import IntArray
@@ -57,20 +66,17 @@ class SchedulingCycle(BindingCycle):
         if fw is None or pod.is_terminating or self.cache.is_assumed(pod.uid):
             self.queue.done(pod.uid)
             return
-        if fw.group_plugin is not None:
-            group = fw.group_plugin.pod_group(pod)
+        plugin = fw.group_plugin
+        if plugin is not None:
+            group = plugin.pod_group(pod)
             if group is not None:
-                await self._schedule_group(fw, qpi, group)
+                await self._schedule_group(fw, qpi, plugin, group)
                 return
         self._cycle = self.queue.scheduling_cycle
-        record = self.records.setdefault(pod.uid, PodRecord())
-        record.attempts = qpi.attempts
-        self._emit("Attempted", pod, attempts=qpi.attempts)
-        state = CycleState.for_attempt(self.metrics)
         self._profile_name = fw.profile_name
         started = self._now() if self._measure else 0.0
-        if self.timings:
-            self._attempt_started[pod.uid] = started
+        self._begin_attempt(qpi, started)
+        state = CycleState.for_attempt(self.metrics)
         try:
             with anyio.fail_after(
                 self.plugin_timeout if fw.filters_async or fw.scores_async else math.inf
@@ -106,7 +112,23 @@ class SchedulingCycle(BindingCycle):
             self._binding_cycle, fw, state, qpi, assumed, node_name, waiting, started
         )
 
-    async def _schedule_group(self, fw: Framework, first: QueuedPodInfo, group: Any) -> None:
+    def _begin_attempt(self, qpi: QueuedPodInfo, started: float) -> None:
+        """Count and announce a pod's attempt (its record, the Attempted event, timings)."""
+        pod = qpi.pod
+        record = self.records.setdefault(pod.uid, PodRecord())
+        record.attempts = qpi.attempts
+        self._emit("Attempted", pod, attempts=qpi.attempts)
+        if self.timings:
+            self._attempt_started[pod.uid] = started
+
+    def _report_for(self, pod: Pod) -> AttemptReport | None:
+        """A report to fill when this pod's attempts are explained, else None."""
+        explain = self.explain and (self._explain_only is None or pod.key in self._explain_only)
+        return AttemptReport() if explain else None
+
+    async def _schedule_group(
+        self, fw: Framework, first: QueuedPodInfo, plugin: PodGroupPlugin, group: PodGroup
+    ) -> None:
         """The pod-group cycle (``GroupCycle``)."""
         raise NotImplementedError
 
@@ -115,8 +137,7 @@ class SchedulingCycle(BindingCycle):
     ) -> Failure | tuple[Pod, str, WaitingPod | None]:
         pod = qpi.pod
         self.cache.update_snapshot(self.snapshot)
-        explain = self.explain and (self._explain_only is None or pod.key in self._explain_only)
-        report = AttemptReport() if explain else None
+        report = self._report_for(pod)
         if len(self.snapshot) == 0:
             return Failure(
                 Status(
