@@ -21,6 +21,7 @@ from .config import Profile as Profile
 from .config import SchedulerConfig as SchedulerConfig
 from .config import load_config as load_config
 from .config import parse_config as parse_config
+from .observability import RestClientMetrics as RestClientMetrics
 from .observability import SchedulerMetrics as SchedulerMetrics
 from .scheduler import AttemptReport as AttemptReport
 from .scheduler import FitError as FitError
@@ -44,6 +45,7 @@ __all__ = [
     "PriorityClass",
     "Profile",
     "RecordedEvent",
+    "RestClientMetrics",
     "Scheduler",
     "SchedulerClosedError",
     "SchedulerConfig",

@@ -13,7 +13,7 @@ import httpx
 import pytest
 import trio.testing
 
-from ksched import ConfigError
+from ksched import ConfigError, RestClientMetrics
 from ksched.kube import ApiError, KubeClient, TokenBucket, in_cluster_config, load_kubeconfig
 
 pytestmark = pytest.mark.anyio
@@ -64,6 +64,59 @@ async def test_retries_429_and_5xx_honouring_retry_after() -> None:
     assert await _client(handler).request("GET", "/x") == {"ok": True}
     assert seen[1] - seen[0] == 2.0  # Retry-After
     assert len(seen) == 3
+
+
+async def test_retries_and_connection_errors_in_the_rest_client_metrics() -> None:
+    """A try per count with its code (``<error>`` without an answer), a retry labelled with
+    the code that caused it, one duration per request spanning its retries."""
+    answers: list[httpx.Response | Exception] = [
+        httpx.Response(503, headers={"Retry-After": "1"}),
+        httpx.ConnectError("refused"),
+        httpx.Response(200, json={"ok": True}),
+    ]
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        answer = answers.pop(0)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    metrics = RestClientMetrics()
+    client = _client(handler, metrics=metrics, backoff=0.5)
+    assert await client.request("PUT", "/x", body={"a": 1}) == {"ok": True}
+
+    def value(name: str, **labels: str) -> float | None:
+        return metrics.registry.get_sample_value(name, {"host": "kube", **labels})
+
+    total = "rest_client_requests_total"
+    assert value(total, code="503", method="PUT") == 1
+    assert value(total, code="<error>", method="PUT") == 1
+    assert value(total, code="200", method="PUT") == 1
+    retries = "rest_client_request_retries_total"
+    assert value(retries, code="503", verb="PUT") == 1
+    assert value(retries, code="<error>", verb="PUT") == 1
+    assert value("rest_client_request_duration_seconds_count", verb="PUT") == 1
+    # 1 s of Retry-After, then the doubled backoff (1 s) jittered by 0.5-1.5: on the loop's clock
+    seconds = value("rest_client_request_duration_seconds_sum", verb="PUT")
+    assert seconds is not None and 1.5 <= seconds <= 2.5
+    assert value("rest_client_request_size_bytes_count", verb="PUT") == 3
+    assert value("rest_client_response_size_bytes_sum", verb="PUT") == len(b'{"ok":true}')
+
+
+async def test_a_paced_client_records_its_rate_limiter_waits() -> None:
+    metrics = RestClientMetrics()
+    http = httpx.AsyncClient(
+        base_url="http://kube", transport=httpx.MockTransport(lambda r: httpx.Response(200))
+    )
+    client = KubeClient(http, TokenBucket(qps=2.0, burst=1), metrics=metrics)
+    for _ in range(3):
+        await client.request("GET", "/x")
+    labels = {"verb": "GET", "host": "kube"}
+    waits = "rest_client_rate_limiter_duration_seconds"
+    assert metrics.registry.get_sample_value(f"{waits}_count", labels) == 3
+    assert metrics.registry.get_sample_value(f"{waits}_sum", labels) == pytest.approx(1.0)
+    # a request without a body: no response size observed
+    assert metrics.registry.get_sample_value("rest_client_response_size_bytes_count", labels) == 3
 
 
 async def test_gives_up_after_max_retries_and_names_the_status() -> None:

@@ -168,6 +168,12 @@ def test_standby_takes_over_within_lease_duration(
     assert re.search(
         r'scheduler_schedule_attempts_total\{profile="[^"]+",result="scheduled"\} 10\.0', text
     ), text[:2000]
+    # client-go's API-client metrics on the same registry: the 10 binding POSTs (201)
+    binds = re.search(
+        r'rest_client_requests_total\{code="201",host="[^"]+",method="POST"\} (\d+)\.0', text
+    )
+    assert binds is not None and int(binds.group(1)) >= 10, text[:2000]
+    assert 'rest_client_request_duration_seconds_count{host="' in text
 
     leader.p.send_signal(signal.SIGKILL)
     leader.p.wait(5)

@@ -10,16 +10,18 @@ ignored, as upstream ignores them.
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+import anyio
 import attrs
 import httpx
 
 from ..api import Node, Pod
 from ..config import ExtenderConfig
-from ..framework import SharedLister
+from ..framework import MetricsRecorder, SharedLister
 from ._json import node_json, pod_json
 from ._wire import MAX_EXTENDER_PRIORITY, WireError, field, mapping
 
@@ -29,6 +31,10 @@ __all__ = ["ExtenderClient", "ExtenderError", "FilterResult"]
 class ExtenderError(Exception):
     """An extender call failed (transport, timeout, HTTP status, malformed reply, or the
     reply's ``Error``); the message names the extender."""
+
+    def __init__(self, message: str, *, timed_out: bool = False) -> None:
+        super().__init__(message)
+        self.timed_out = timed_out
 
 
 @attrs.frozen
@@ -54,6 +60,8 @@ class ExtenderClient:
 
     config: ExtenderConfig
     http: httpx.AsyncClient
+    metrics: MetricsRecorder | None = None
+    """Where each call's duration and result go (the scheduler's metrics), when kept."""
 
     @classmethod
     def new(cls, config: ExtenderConfig, http: httpx.AsyncClient | None = None) -> ExtenderClient:
@@ -108,7 +116,8 @@ class ExtenderClient:
             )
         except httpx.TimeoutException:
             raise ExtenderError(
-                f"extender {self.name}: {verb}: timed out after {self.config.http_timeout:g}s"
+                f"extender {self.name}: {verb}: timed out after {self.config.http_timeout:g}s",
+                timed_out=True,
             ) from None
         except httpx.HTTPError as exc:
             raise ExtenderError(f"extender {self.name}: {verb}: {exc}") from None
@@ -122,6 +131,23 @@ class ExtenderClient:
         except ValueError as exc:
             raise ExtenderError(f"extender {self.name}: {verb}: malformed reply: {exc}") from None
 
+    @contextlib.contextmanager
+    def _observed(self, verb: str) -> Iterator[None]:
+        """Record the call's duration and result (``success``, ``error``, ``timeout``);
+        a cancelled call is not recorded."""
+        metrics = self.metrics
+        if metrics is None:
+            yield
+            return
+        start = anyio.current_time()
+        try:
+            yield
+        except ExtenderError as exc:
+            result = "timeout" if exc.timed_out else "error"
+            metrics.extender_request(self.name, verb, result, anyio.current_time() - start)
+            raise
+        metrics.extender_request(self.name, verb, "success", anyio.current_time() - start)
+
     def _args(self, pod: Pod, raw_pod: Mapping[str, Any], nodes: Sequence[Node]) -> dict[str, Any]:
         if self.config.node_cache_capable:
             return {"Pod": raw_pod, "Nodes": None, "NodeNames": [n.name for n in nodes]}
@@ -131,10 +157,9 @@ class ExtenderClient:
             "NodeNames": None,
         }
 
-    async def filter(
+    async def _filter(
         self, pod: Pod, raw_pod: Mapping[str, Any], nodes: Sequence[Node]
     ) -> FilterResult:
-        """The extender's filter over ``nodes``; ExtenderError on any failure."""
         reply = await self._send(self.config.filter_verb, self._args(pod, raw_pod, nodes))
         try:
             reply = mapping(reply, "ExtenderFilterResult")
@@ -156,10 +181,9 @@ class ExtenderClient:
             raise ExtenderError(f"extender {self.name}: filter: malformed reply: {exc}") from None
         return FilterResult(kept, failed, unresolvable)
 
-    async def prioritize(
+    async def _prioritize(
         self, pod: Pod, raw_pod: Mapping[str, Any], nodes: Sequence[Node]
     ) -> dict[str, int]:
-        """Node -> the extender's score (0..10) times its weight."""
         reply = await self._send(self.config.prioritize_verb, self._args(pod, raw_pod, nodes))
         try:
             scores: dict[str, int] = {}
@@ -173,19 +197,12 @@ class ExtenderClient:
             ) from None
         return scores
 
-    async def process_preemption(
+    async def _process_preemption(
         self,
         pod: Pod,
         victims: Mapping[str, tuple[Sequence[Pod], int]],
         nodes: SharedLister,
     ) -> dict[str, tuple[list[Pod], int]]:
-        """The candidates the extender keeps: node -> (victims, PDB violations).
-
-        A ``nodeCacheCapable`` extender is sent victims by UID (``NodeNameToMetaVictims``),
-        the others whole pods (``NodeNameToVictims``); the reply is always by UID and is
-        read back against the pods of each node in ``nodes``. ExtenderError when the
-        call fails or the reply names a node or pod the snapshot does not have.
-        """
         body: dict[str, Any] = {"Pod": pod_json(pod)}
         if self.config.node_cache_capable:
             body["NodeNameToMetaVictims"] = {
@@ -230,8 +247,7 @@ class ExtenderClient:
             raise ExtenderError(f"extender {self.name}: preempt: malformed reply: {exc}") from None
         return kept
 
-    async def bind(self, pod: Pod, node_name: str) -> None:
-        """Delegate the bind to the extender; ExtenderError when it failed."""
+    async def _bind(self, pod: Pod, node_name: str) -> None:
         body = {
             "PodName": pod.name,
             "PodNamespace": pod.namespace,
@@ -242,6 +258,41 @@ class ExtenderClient:
         error = field(reply, "Error") if isinstance(reply, Mapping) else None
         if error:
             raise ExtenderError(f"extender {self.name}: bind: {error}")
+
+    async def filter(
+        self, pod: Pod, raw_pod: Mapping[str, Any], nodes: Sequence[Node]
+    ) -> FilterResult:
+        """The extender's filter over ``nodes``; ExtenderError on any failure."""
+        with self._observed("filter"):
+            return await self._filter(pod, raw_pod, nodes)
+
+    async def prioritize(
+        self, pod: Pod, raw_pod: Mapping[str, Any], nodes: Sequence[Node]
+    ) -> dict[str, int]:
+        """Node -> the extender's score (0..10) times its weight."""
+        with self._observed("prioritize"):
+            return await self._prioritize(pod, raw_pod, nodes)
+
+    async def process_preemption(
+        self,
+        pod: Pod,
+        victims: Mapping[str, tuple[Sequence[Pod], int]],
+        nodes: SharedLister,
+    ) -> dict[str, tuple[list[Pod], int]]:
+        """The candidates the extender keeps: node -> (victims, PDB violations).
+
+        A ``nodeCacheCapable`` extender is sent victims by UID (``NodeNameToMetaVictims``),
+        the others whole pods (``NodeNameToVictims``); the reply is always by UID and is
+        read back against the pods of each node in ``nodes``. ExtenderError when the
+        call fails or the reply names a node or pod the snapshot does not have.
+        """
+        with self._observed("preempt"):
+            return await self._process_preemption(pod, victims, nodes)
+
+    async def bind(self, pod: Pod, node_name: str) -> None:
+        """Delegate the bind to the extender; ExtenderError when it failed."""
+        with self._observed("bind"):
+            await self._bind(pod, node_name)
 
     async def aclose(self) -> None:
         await self.http.aclose()

@@ -12,7 +12,7 @@ import anyio
 
 from .._errors import ConfigError
 from ..config import SchedulerConfig, parse_config
-from ..observability import configure_logging, parse_address, serve_http
+from ..observability import RestClientMetrics, configure_logging, parse_address, serve_http
 from ._server import ExtenderServer, ServedCluster
 
 __all__ = ["add_extender_parser"]
@@ -25,7 +25,9 @@ def add_extender_parser(sub: Any, plugin_option: Any) -> None:
     ext = sub.add_parser("extender", help="serve plugins as a scheduler extender")
     ext_sub = ext.add_subparsers(dest="extender_command", required=True)
     serve = ext_sub.add_parser(
-        "serve", help="serve a profile's Filter, Score and Bind plugins over the extender protocol"
+        "serve",
+        help="serve a profile's Filter, Score and Bind plugins over the extender protocol "
+        "(with /healthz, /livez, /readyz and /metrics on the same address)",
     )
     serve.add_argument("--listen", default="127.0.0.1:8888", metavar="HOST:PORT")
     serve.add_argument("--url-prefix", default="", metavar="/PREFIX")
@@ -71,7 +73,7 @@ def _serve(args: argparse.Namespace) -> int:
         async with AsyncExitStack() as stack:
             if kube is not None and isinstance(server.cluster, ServedCluster):
                 http = await stack.enter_async_context(kube.http_client())
-                client = KubeClient(http)
+                client = KubeClient(http, metrics=RestClientMetrics(server.metrics.registry))
                 server.cluster.binder = KubeCluster(client, client)  # its bind, no watches
             async with anyio.create_task_group() as tg:
                 bound = await tg.start(serve_http, server.handle, host, port)

@@ -12,6 +12,11 @@ full (``Nodes``) or by name (``NodeNames``, for a ``nodeCacheCapable`` caller) f
 nodes earlier requests carried. The server knows the nodes, not the pods running on
 them: it judges each node as its plugins see it empty. Bad requests get 400 with
 ``Error``; a plugin fault is the ``Error`` of that request only.
+
+Beside the verbs the server answers ``GET /healthz``, ``/livez``, ``/readyz`` and
+``/metrics`` (its own request metrics, and client-go's ``rest_client_*`` of its binds).
+``/readyz`` fails while a request has been running longer than ``stall_seconds``: a
+plugin that hangs makes the server not ready instead of silently holding callers.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+import anyio
 import attrs
 
 from .._errors import KschedError
@@ -28,14 +34,17 @@ from ..api import Node, Pod, read_object
 from ..cluster import InMemoryCluster
 from ..config import SchedulerConfig
 from ..framework import MAX_NODE_SCORE, Code, CycleState
-from ..observability import Request, Response
+from ..observability import HealthServer, Request, Response
 from ..scheduler import Registry, Scheduler
+from ._server_metrics import ExtenderServerMetrics
 from ._wire import MAX_EXTENDER_PRIORITY, WireError, field, mapping
 
 __all__ = ["Binder", "ExtenderServer", "ServedCluster"]
 
 VERBS = ("filter", "prioritize", "preempt", "bind")
 NO_BINDER = "no cluster to bind pod {key} in: serve the extender with --kubeconfig"
+HEALTH_PATHS = frozenset({"/healthz", "/livez", "/readyz", "/metrics"})
+STALL_SECONDS = 60.0
 
 log = logging.getLogger("ksched.extender")
 
@@ -72,7 +81,14 @@ class ExtenderServer:
     registry: Registry | None = None
     cluster: InMemoryCluster = attrs.field(factory=ServedCluster)
     """Nodes from the requests; the Bind plugins bind through it."""
+    metrics: ExtenderServerMetrics = attrs.field(factory=ExtenderServerMetrics)
+    """The served requests; ``metrics.registry`` is what ``/metrics`` shows."""
+    stall_seconds: float = STALL_SECONDS
+    """How long one request may run before ``/readyz`` fails."""
     _scheduler: Scheduler | None = None
+    _health: HealthServer = attrs.field(init=False)
+    _running: dict[int, tuple[str, float]] = attrs.field(init=False, factory=dict)
+    _next_request: int = attrs.field(init=False, default=0)
 
     def __attrs_post_init__(self) -> None:
         names = [p.scheduler_name for p in self.config.profiles]
@@ -81,6 +97,21 @@ class ExtenderServer:
         self.profile = self.profile or names[0]
         self._scheduler = Scheduler(self.config, self.cluster, registry=self.registry)
         self.url_prefix = "/" + self.url_prefix.strip("/") if self.url_prefix.strip("/") else ""
+        self._health = HealthServer(
+            live={"ping": lambda: None},
+            ready={"requests": self._progress_check},
+            registry=self.metrics.registry,
+        )
+
+    def _progress_check(self) -> str | None:
+        """Failed while a request has run longer than ``stall_seconds``."""
+        if not self._running:
+            return None
+        verb, started = min(self._running.values(), key=lambda entry: entry[1])
+        running = anyio.current_time() - started
+        if running <= self.stall_seconds:
+            return None
+        return f"a {verb} request has been running for {running:.0f}s"
 
     @property
     def scheduler(self) -> Scheduler:
@@ -88,14 +119,31 @@ class ExtenderServer:
         return self._scheduler
 
     async def handle(self, request: Request) -> Response:
-        """The HTTP handler: the verbs under the prefix, and /healthz."""
-        if request.path == "/healthz":
-            return Response.text("ok")
+        """The HTTP handler: the verbs under the prefix, the health endpoints and
+        ``/metrics``."""
+        path = request.path.rstrip("/") or "/"
+        if path in HEALTH_PATHS and request.method in ("GET", "HEAD"):
+            return self._health.answer(path)
         verb = request.path[len(self.url_prefix) :].strip("/")
         if not request.path.startswith(self.url_prefix) or verb not in VERBS:
+            self.metrics.served("other", 404, None)
             return Response.text("not found\n", 404)
         if request.method != "POST":
+            self.metrics.served(verb, 405, None)
             return Response.text("method not allowed\n", 405)
+        key, self._next_request = self._next_request, self._next_request + 1
+        started = anyio.current_time()
+        self._running[key] = (verb, started)
+        status = 500
+        try:
+            response = await self._answer(verb, request)
+            status = response.status
+            return response
+        finally:
+            del self._running[key]
+            self.metrics.served(verb, status, anyio.current_time() - started)
+
+    async def _answer(self, verb: str, request: Request) -> Response:
         try:
             args = mapping(json.loads(request.body), "request")
         except (ValueError, WireError) as exc:

@@ -92,6 +92,9 @@ class MetricsRecorder(Protocol):
     ) -> None:
         """Each of ``plugins`` was evaluated ``count`` times at ``point``."""
 
+    def extender_request(self, extender: str, verb: str, result: str, seconds: float) -> None:
+        """A call to an extender ended: ``success``, ``error`` or ``timeout``."""
+
 
 class Handle(Protocol):
     """What a plugin may use of the engine. Given to plugin factories.

@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 import random
@@ -25,6 +26,7 @@ import httpx
 import yaml
 
 from .._errors import ConfigError, KschedError, NotFoundError
+from ..observability._rest_client_metrics import ERROR_CODE, RestClientMetrics
 from ._transport import KeepAliveTransport
 
 __all__ = [
@@ -272,7 +274,11 @@ class KubeClient:
     binding cycles queued in the pool itself would cost quadratic time."""
     watch_http: httpx.AsyncClient | None = None
     """Where watches go (default: ``http``); their own pool keeps the requests' pool small."""
+    metrics: RestClientMetrics | None = None
+    """client-go's ``rest_client_*`` metrics of this client's requests, when kept."""
     _in_flight: anyio.Semaphore = attrs.field(init=False)
+    _host: str = attrs.field(init=False, default="")
+    _watch_host: str = attrs.field(init=False, default="")
 
     _fast: _Direct | None = attrs.field(init=False, default=None)
     _watch_fast: _Direct | None = attrs.field(init=False, default=None)
@@ -281,6 +287,17 @@ class KubeClient:
         self._in_flight = anyio.Semaphore(self.max_in_flight)
         self._fast = _Direct.of(self.http)
         self._watch_fast = _Direct.of(self.watch_http or self.http)
+        self._host = self.http.base_url.netloc.decode("ascii")
+        self._watch_host = (self.watch_http or self.http).base_url.netloc.decode("ascii")
+
+    async def _throttle(self, verb: str, host: str) -> None:
+        """Wait for the rate limiter, timed into the metrics when kept."""
+        if self.metrics is None:
+            await self.limiter.acquire()
+            return
+        start = anyio.current_time()
+        await self.limiter.acquire()
+        self.metrics.rate_limited(verb, host, anyio.current_time() - start)
 
     async def _send(
         self,
@@ -327,49 +344,71 @@ class KubeClient:
         """
         content = json.dumps(body).encode() if body is not None else None
         headers = {"Content-Type": content_type} if content is not None else None
-        delay = self.backoff
-        for attempt in range(self.max_retries + 1):
-            await self.limiter.acquire()
-            last = attempt == self.max_retries or not retry
-            try:
-                async with self._in_flight:
-                    if guard is not None:
-                        guard()
-                    status, answer_headers, answer = await self._send(
-                        method, path, content, params, headers
-                    )
-            except httpx.TransportError:
-                if last:
-                    raise
-                await anyio.sleep(delay * random.uniform(0.5, 1.5))
-                delay = min(delay * 2, self.max_backoff)
-                continue
-            if status < 300:
-                return json.loads(answer) if answer else None
-            response = httpx.Response(status, headers=answer_headers, content=answer)
-            if status in RETRY_STATUSES and not last:
-                after = response.headers.get("Retry-After", "")
-                wait = float(after) if after.isdigit() else delay * random.uniform(0.5, 1.5)
-                await anyio.sleep(min(wait, self.max_backoff))
-                delay = min(delay * 2, self.max_backoff)
-                continue
-            raise _error(response)
+        metrics, host = self.metrics, self._host
+        start = anyio.current_time() if metrics is not None else 0.0
+        answer: bytes | None = None
+        try:
+            delay = self.backoff
+            for attempt in range(self.max_retries + 1):
+                await self._throttle(method, host)
+                last = attempt == self.max_retries or not retry
+                try:
+                    async with self._in_flight:
+                        if guard is not None:
+                            guard()
+                        status, answer_headers, answer = await self._send(
+                            method, path, content, params, headers
+                        )
+                except httpx.TransportError:
+                    if metrics is not None:
+                        metrics.attempt(ERROR_CODE, method, host, len(content or b""))
+                    if last:
+                        raise
+                    if metrics is not None:
+                        metrics.retry(ERROR_CODE, method, host)
+                    await anyio.sleep(delay * random.uniform(0.5, 1.5))
+                    delay = min(delay * 2, self.max_backoff)
+                    continue
+                if metrics is not None:
+                    metrics.attempt(str(status), method, host, len(content or b""))
+                if status < 300:
+                    return json.loads(answer) if answer else None
+                response = httpx.Response(status, headers=answer_headers, content=answer)
+                if status in RETRY_STATUSES and not last:
+                    if metrics is not None:
+                        metrics.retry(str(status), method, host)
+                    after = response.headers.get("Retry-After", "")
+                    wait = float(after) if after.isdigit() else delay * random.uniform(0.5, 1.5)
+                    await anyio.sleep(min(wait, self.max_backoff))
+                    delay = min(delay * 2, self.max_backoff)
+                    answer = None
+                    continue
+                raise _error(response)
+        finally:
+            if metrics is not None:
+                size = None if answer is None else len(answer)
+                metrics.done(method, host, anyio.current_time() - start, size)
         raise AssertionError("unreachable")
 
     async def stream(
         self, path: str, params: Mapping[str, str], *, timeout: float
     ) -> AsyncIterator[Mapping[str, Any]]:
         """Watch events (decoded JSON lines) of one watch request."""
-        await self.limiter.acquire()
+        await self._throttle("GET", self._watch_host)
         fast = self._watch_fast
         if fast is not None:
-            status, headers, body = await fast.transport.open_stream(
-                fast.base_url,
-                "GET",
-                fast.target(path, params),
-                fast.headers,
-                {"connect": 5.0, "read": timeout, "write": timeout},
-            )
+            try:
+                status, headers, body = await fast.transport.open_stream(
+                    fast.base_url,
+                    "GET",
+                    fast.target(path, params),
+                    fast.headers,
+                    {"connect": 5.0, "read": timeout, "write": timeout},
+                )
+            except httpx.TransportError:
+                self._count_watch(ERROR_CODE)
+                raise
+            self._count_watch(str(status))
             try:
                 if status >= 300:
                     content = b"".join([chunk async for chunk in body])
@@ -387,7 +426,15 @@ class KubeClient:
             return
         request_timeout = httpx.Timeout(timeout, connect=5.0)
         http = self.watch_http or self.http
-        async with http.stream("GET", path, params=params, timeout=request_timeout) as resp:
+        async with contextlib.AsyncExitStack() as stack:
+            try:
+                resp = await stack.enter_async_context(
+                    http.stream("GET", path, params=params, timeout=request_timeout)
+                )
+            except httpx.TransportError:
+                self._count_watch(ERROR_CODE)
+                raise
+            self._count_watch(str(resp.status_code))
             if resp.status_code >= 300:
                 await resp.aread()
                 raise _error(resp)
@@ -396,6 +443,10 @@ class KubeClient:
                     event = json.loads(text)
                     if isinstance(event, Mapping):
                         yield event
+
+    def _count_watch(self, code: str) -> None:
+        if self.metrics is not None:
+            self.metrics.attempt(code, "GET", self._watch_host, 0)
 
 
 @attrs.frozen

@@ -22,7 +22,7 @@ import httpx
 
 from .._errors import ConfigError
 from ..config import SchedulerConfig, load_config
-from ..observability import SchedulerMetrics
+from ..observability import RestClientMetrics, SchedulerMetrics
 from ..observability._health import HealthServer, parse_address
 from ..observability._logging import configure_logging
 from ..scheduler import Scheduler
@@ -141,11 +141,16 @@ async def run(config: SchedulerConfig, kube: KubeConfig, options: RunOptions) ->
         make_http(kube) as event_http,
         anyio.create_task_group() as tg,
     ):
-        client = KubeClient(http, TokenBucket(conn.qps, conn.burst), watch_http=watch_http)
-        event_client = KubeClient(event_http, TokenBucket(conn.qps, conn.burst))
+        metrics = SchedulerMetrics()
+        rest_metrics = RestClientMetrics(metrics.registry)
+        client = KubeClient(
+            http, TokenBucket(conn.qps, conn.burst), watch_http=watch_http, metrics=rest_metrics
+        )
+        event_client = KubeClient(
+            event_http, TokenBucket(conn.qps, conn.burst), metrics=rest_metrics
+        )
         elector = LeaderElector(client, election) if election.leader_elect else None
         may_write = elector.is_leader if elector is not None else (lambda: True)
-        metrics = SchedulerMetrics()
         health = HealthServer(
             live={"ping": lambda: None, "leaderElection": state.lease_check(elector)},
             ready={"sched-handler-sync": state.sync_check, "scheduling-loop": state.loop_check},

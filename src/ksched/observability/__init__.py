@@ -8,12 +8,14 @@ from ._http import parse_address as parse_address
 from ._http import serve_http as serve_http
 from ._logging import configure_logging as configure_logging
 from ._metrics import SchedulerMetrics as SchedulerMetrics
+from ._rest_client_metrics import RestClientMetrics as RestClientMetrics
 
 __all__ = [
     "Handler",
     "HealthServer",
     "Request",
     "Response",
+    "RestClientMetrics",
     "SchedulerMetrics",
     "configure_logging",
     "parse_address",

@@ -254,6 +254,14 @@ class SchedulerMetrics:
             ms,
             ["result"],
         )
+        self.extender_request_duration = _Histogram(
+            "scheduler_extender_request_duration_seconds",
+            "Duration of a call to a scheduler extender, by the extender (its urlPrefix), "
+            "the verb (filter, prioritize, preempt, bind) and the result (success, error, "
+            "timeout). ksched's own: kube-scheduler has no extender metrics.",
+            exponential_buckets(0.0001, 2, 17),
+            ["extender", "verb", "result"],
+        )
         self._recorded: list[_Counter | _Histogram | _EvaluationCounter] = [
             self.schedule_attempts,
             self.scheduling_attempt_duration,
@@ -267,6 +275,7 @@ class SchedulerMetrics:
             self.plugin_evaluation,
             self.queue_incoming_pods,
             self.permit_wait_duration,
+            self.extender_request_duration,
         ]
         self._state: Callable[[], Mapping[str, Any]] | None = None
         self.registry.register(_Families(self))
@@ -310,6 +319,10 @@ class SchedulerMetrics:
 
     def permit_wait(self, result: str, seconds: float) -> None:
         self.permit_wait_duration.observe((result,), seconds)
+
+    def extender_request(self, extender: str, verb: str, result: str, seconds: float) -> None:
+        """A call to an extender ended (``result``: success, error or timeout)."""
+        self.extender_request_duration.observe((extender, verb, result), seconds)
 
     # ---- per plugin (framework.go run*Plugin, instrumented_plugins.go) -------------------
 

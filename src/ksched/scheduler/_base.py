@@ -99,13 +99,15 @@ class SchedulerBase:
         self.metrics = metrics
         """The Prometheus metrics, when kept (``Scheduler(metrics=SchedulerMetrics())``)."""
         self._measure = timings or metrics is not None
+        """Time the extension points (for ``timings`` or the metrics)."""
         self.extenders: list[ExtenderClient] = []
         """The configured extenders (``extenders:``), called after Filter and Score."""
         if self.config.extenders:
             from ..extender import ExtenderClient
 
             self.extenders = [ExtenderClient.new(c) for c in self.config.extenders]
-        """Time the extension points (for ``timings`` or the metrics)."""
+            for extender in self.extenders:
+                extender.metrics = metrics
         self._profile_name = ""
         """Measure attempts: ``attempt_start`` on outcome events, seconds per extension point."""
         self.extension_point_seconds: dict[str, float] = {}
