@@ -11,6 +11,7 @@ bound by the Go scheduler's own DefaultBinder.
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -129,6 +130,14 @@ async def test_the_go_scheduler_lets_ksched_bind_the_pods_it_manages(
         served = (tmp_path / "ksched.log").read_text()
         assert f"pod={api.ns}/managed" in served  # ksched bound it...
         assert f"pod={api.ns}/plain" not in served  # ...and only it
+        async with httpx.AsyncClient() as http:
+            assert (await http.get(f"http://127.0.0.1:{port}/readyz")).text == "ok"
+            text = (await http.get(f"http://127.0.0.1:{port}/metrics")).text
+        # the Go scheduler's bind call, and the one binding POST it made through the API
+        assert 'scheduler_extender_server_requests_total{code="200",verb="bind"} 1.0' in text
+        assert re.search(
+            r'rest_client_requests_total\{code="201",host="[^"]+",method="POST"\} 1\.0', text
+        ), text
     finally:
         if go is not None:
             _stop(go)
