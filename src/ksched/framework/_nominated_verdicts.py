@@ -25,6 +25,7 @@ from ._types import NodeInfo, PodInfo
 __all__ = ["NominatedVerdicts", "node_local_filter_types"]
 
 _LIMIT = 10_000
+_KEYS_LIMIT = 256
 
 _NODE_LOCAL: tuple[type, ...] | None = None
 
@@ -83,7 +84,7 @@ class _Verdict:
 class NominatedVerdicts:
     """Per node, the last two-pass Filter verdict and what it was decided from."""
 
-    __slots__ = ("_eligible", "_entries", "_key", "_pod", "_state")
+    __slots__ = ("_eligible", "_entries", "_key", "_keys", "_pod", "_state")
 
     def __init__(self) -> None:
         self._entries: dict[str, _Verdict] = {}
@@ -91,6 +92,7 @@ class NominatedVerdicts:
         self._state: CycleState | None = None
         self._pod: Pod | None = None
         self._key: tuple[Any, ...] | None = None
+        self._keys: dict[tuple[Any, ...], tuple[Any, ...]] = {}
 
     def key(
         self, state: CycleState, pod: Pod, filters: Sequence[tuple[str, object]]
@@ -105,9 +107,23 @@ class NominatedVerdicts:
             local = node_local_filter_types()
             eligible = all(type(p) in local for n, p in filters if n not in skip)
             self._eligible[skip] = eligible
-        key = _pod_key(pod, skip) if eligible and not state.record_plugin_metrics else None
+        key = None
+        if eligible and not state.record_plugin_metrics:
+            key = self._intern(_pod_key(pod, skip))
         self._state, self._pod, self._key = state, pod, key
         return key
+
+    def _intern(self, key: tuple[Any, ...]) -> tuple[Any, ...]:
+        """The kept key equal to ``key``, so entries match it by identity."""
+        try:
+            kept = self._keys.get(key)
+        except TypeError:  # an unhashable part: compared per node instead
+            return key
+        if kept is None:
+            if len(self._keys) >= _KEYS_LIMIT:
+                self._keys.clear()
+            self._keys[key] = kept = key
+        return kept
 
     def get(
         self, node: NodeInfo, nominated: Sequence[PodInfo], pod: Pod, key: tuple[Any, ...]

@@ -310,7 +310,11 @@ class DefaultPreemption:
         # The arithmetic path, inline: outcomes kept per node between preemptors.
         by_fit = bound is not None and ctx.node_checks is not None and not ctx.waits
         cache = self._visit_cache
-        key = preemptor_key(pod, bound.request, bound.scalars) if bound is not None else None
+        key = (
+            cache.intern(preemptor_key(pod, bound.request, bound.scalars))
+            if bound is not None
+            else None
+        )
         now = self.handle.now()
 
         def visit_by_fit(node: NodeInfo) -> tuple[Candidate | None, Status | None] | None:

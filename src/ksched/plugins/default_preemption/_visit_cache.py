@@ -22,6 +22,7 @@ from ._candidates import Candidate
 __all__ = ["VisitCache", "preemptor_key"]
 
 _LIMIT = 50_000
+_KEYS_LIMIT = 256
 
 Outcome = tuple[Candidate | None, Status | None]
 """(candidate, None), (None, status), or (None, None) for a node passed over."""
@@ -53,10 +54,24 @@ class _Entry:
 class VisitCache:
     """Per node, the last arithmetic dry-run outcome and what it was decided from."""
 
-    __slots__ = ("_entries",)
+    __slots__ = ("_entries", "_keys")
 
     def __init__(self) -> None:
         self._entries: dict[str, _Entry] = {}
+        self._keys: dict[object, object] = {}
+
+    def intern(self, key: object) -> object:
+        """The kept object equal to ``key`` (entries then match it by identity, with no
+        comparison per node), or ``key`` itself, kept from now on."""
+        try:
+            kept = self._keys.get(key)
+        except TypeError:  # an unhashable part: compared per node instead
+            return key
+        if kept is None:
+            if len(self._keys) >= _KEYS_LIMIT:
+                self._keys.clear()
+            self._keys[key] = kept = key
+        return kept
 
     def get(
         self,
@@ -73,13 +88,15 @@ class VisitCache:
             or entry.node is not node
             or entry.generation != node.generation
             or entry.node_object is not node.node
+            or not (entry.key is key or entry.key == key)
             or entry.own_nominated != own_nominated
             or len(entry.nominated) != len(nominated)
             or len(entry.pdbs) != len(pdbs)
             or (entry.now is not None and entry.now != now)
-            or not (entry.key is key or entry.key == key)
         ):
             return None
+        if not nominated and not pdbs:
+            return entry.outcome
         for kept, current in zip(entry.nominated, nominated, strict=True):
             if kept is not current:
                 return None
