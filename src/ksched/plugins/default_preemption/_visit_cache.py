@@ -11,7 +11,7 @@ nodes change in none of these, so their outcome is read back instead of recomput
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import attrs
 
@@ -19,7 +19,7 @@ from ...api import Pod, PodDisruptionBudget
 from ...framework import NodeInfo, PodInfo, Status
 from ._candidates import Candidate
 
-__all__ = ["VisitCache", "preemptor_key"]
+__all__ = ["Entry", "VisitCache", "preemptor_key"]
 
 _LIMIT = 50_000
 _KEYS_LIMIT = 256
@@ -38,7 +38,7 @@ def preemptor_key(pod: Pod, request: object, scalars: object) -> object:
 
 
 @attrs.define(eq=False, slots=True)
-class _Entry:
+class Entry:
     node: NodeInfo
     generation: int
     node_object: object
@@ -57,8 +57,14 @@ class VisitCache:
     __slots__ = ("_entries", "_keys")
 
     def __init__(self) -> None:
-        self._entries: dict[str, _Entry] = {}
+        self._entries: dict[str, Entry] = {}
         self._keys: dict[object, object] = {}
+
+    @property
+    def entries(self) -> Mapping[str, Entry]:
+        """The kept entries by node name (for a caller that checks the common case
+        inline: same NodeInfo, generation, Node, key, no nominated pods, no budgets)."""
+        return self._entries
 
     def intern(self, key: object) -> object:
         """The kept object equal to ``key`` (entries then match it by identity, with no
@@ -119,7 +125,7 @@ class VisitCache:
     ) -> None:
         if len(self._entries) >= _LIMIT:
             self._entries.clear()
-        self._entries[node.name] = _Entry(
+        self._entries[node.name] = Entry(
             node,
             node.generation,
             node.node,
