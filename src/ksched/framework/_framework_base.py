@@ -28,6 +28,7 @@ from ._interfaces import (
     PreFilterResult,
     QueuedPodInfo,
 )
+from ._nominated_verdicts import NominatedVerdicts
 from ._plugin_metrics import (
     PRE_FILTER,
     PRE_FILTER_EXTENSION_ADD_POD,
@@ -99,6 +100,9 @@ class FrameworkBase:
                 self._filter_batch[filter_call.plugin] = batch
         self.batching = True
         """Use plugins' batch forms when the snapshot's table allows (off: per node only)."""
+        self.verdict_cache = True
+        """Keep nominated nodes' Filter verdicts between cycles when the pod's Filters are
+        node-local (off: both Filter passes run on every such node)."""
         self._post_filter = calls("postFilter", "post_filter")
         self._pre_score = calls("preScore", "pre_score")
         self._score: list[ScorePluginEntry] = []
@@ -129,6 +133,9 @@ class FrameworkBase:
         self._with_nominated: dict[str, tuple[NodeInfo, int, tuple[PodInfo, ...], NodeInfo]] = {}
         """Per node: the node with its nominated pods added, kept while the node's info,
         its generation and the nominated pods are the same objects (a filter reads it)."""
+        self._nominated_verdicts = NominatedVerdicts()
+        """Per node: the two-pass Filter verdict, for pods whose Filters are node-local."""
+        self._filter_plugins = [(c.plugin, self.plugins[c.plugin]) for c in self._filter]
         self.batch = self._opportunistic_batch()
         """The profile's opportunistic batching, or None when a plugin cannot sign pods."""
         self.group_plugin: PodGroupPlugin | None = next(

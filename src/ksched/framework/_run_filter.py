@@ -149,7 +149,30 @@ class FilterRunner(FrameworkBase):
         node_info: NodeInfo,
         nominated: Sequence[PodInfo],
     ) -> Status:
-        """:meth:`run_filter_with_nominated_pods` for profiles whose Filters are all sync."""
+        """:meth:`run_filter_with_nominated_pods` for profiles whose Filters are all sync.
+
+        When every Filter that runs for the pod is node-local, the verdict is kept per
+        node and read back while the node, its nominated pods and what those Filters
+        read of the pod stay the same (see ``_nominated_verdicts``).
+        """
+        verdicts = self._nominated_verdicts
+        key = verdicts.key(state, pod, self._filter_plugins) if self.verdict_cache else None
+        if key is not None:
+            kept = verdicts.get(node_info, nominated, pod, key)
+            if kept is not None:
+                return kept
+        status = self._filter_with_nominated_sync(state, pod, node_info, nominated)
+        if key is not None and status.code is not Code.ERROR:
+            verdicts.put(node_info, nominated, pod, key, status)
+        return status
+
+    def _filter_with_nominated_sync(
+        self,
+        state: CycleState,
+        pod: Pod,
+        node_info: NodeInfo,
+        nominated: Sequence[PodInfo],
+    ) -> Status:
         added = self._add_nominated(state, pod, node_info, nominated)
         if isinstance(added, Status):
             return added

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from ..api import Pod
@@ -118,6 +118,10 @@ class FrameworkHandle:
 
     def nominated_pods_for_node(self, node_name: str) -> Sequence[PodInfo]:
         return self._scheduler.queue.nominated_pods_for_node(node_name)
+
+    def nominated_node_names(self) -> Collection[str]:
+        """The nodes that have pods nominated to them (a live view)."""
+        return self._scheduler.queue.nominated_node_names()
 
     def activate(self, pods: Iterable[Pod]) -> None:
         self._scheduler.queue.activate(list(pods))

@@ -24,7 +24,7 @@ prepareCandidate share the dry-run caches kept on the plugin.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from ...api import Pod, PodDisruptionBudget
@@ -78,6 +78,28 @@ WAITING_POD_REJECT_MSG = "preempted"
 _REMAINING_CACHE_LIMIT = 50_000
 
 
+class _EveryName(Collection[str]):
+    """Holds every string: nodes whose nominated pods must be asked about one by one."""
+
+    def __contains__(self, item: object) -> bool:
+        return True
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(())
+
+    def __len__(self) -> int:
+        return 0
+
+
+_EVERY_NAME = _EveryName()
+
+
+def _distinct_codes(statuses: Iterable[Status]) -> set[Code]:
+    """The codes of ``statuses``, reading each distinct object once (nodes share them)."""
+    values = tuple(statuses)
+    return {s.code for s in dict(zip(map(id, values), values, strict=True)).values()}
+
+
 # ---- the plugin ------------------------------------------------------------------------
 
 
@@ -88,6 +110,8 @@ class DefaultPreemption:
     arithmetic_dry_runs = True
     """Decide victims by the Fit comparisons when the profile allows (see the module
     docstring); False runs every dry run through the Filter plugins."""
+    fast_nominated_lookup = True
+    """Ask the nominator only about nodes it names (False: about every node visited)."""
 
     def __init__(self, args: DefaultPreemptionArgs, handle: Handle) -> None:
         self.args = args
@@ -213,7 +237,7 @@ class DefaultPreemption:
         if not all_nodes:
             return [], None, MSG_NO_NODES
         unschedulable = Code.UNSCHEDULABLE
-        codes = {s.code for s in {id(s): s for s in statuses.values()}.values()}
+        codes = _distinct_codes(statuses.values())
         if codes == {unschedulable} and (
             len(statuses) == len(all_nodes) or statuses.absent.code is unschedulable
         ):
@@ -228,6 +252,28 @@ class DefaultPreemption:
         pdbs = self._pdbs()
         offset, num_candidates = self.get_offset_and_num_candidates(len(potential))
         return await self.dry_run_preemption(state, pod, potential, pdbs, offset, num_candidates)
+
+    def _nominated_names(self) -> Collection[str]:
+        """A live view of the nodes that have nominated pods, when the handle can name
+        them; otherwise every node's name may have some (an object that holds them all)."""
+        names_of = getattr(self.handle, "nominated_node_names", None)
+        if names_of is None or not self.fast_nominated_lookup:
+            return _EVERY_NAME
+        names: Collection[str] = names_of()
+        return names
+
+    def _nominated_lookup(self) -> Callable[[str], Sequence[PodInfo]]:
+        """``handle.nominated_pods_for_node``, asked only about nodes that have nominated
+        pods when the handle can name them (most nodes have none)."""
+        for_node = self.handle.nominated_pods_for_node
+        names = self._nominated_names()  # a live view: it follows nominations meanwhile
+        if names is _EVERY_NAME:
+            return for_node
+
+        def lookup(name: str) -> Sequence[PodInfo]:
+            return for_node(name) if name in names else ()
+
+        return lookup
 
     def _pdbs(self) -> list[tuple[PodDisruptionBudget, int]]:
         cluster = self.handle.cluster
@@ -263,7 +309,7 @@ class DefaultPreemption:
         failed: list[tuple[NodeInfo, Status | None]] = []
         ctx = self._context(state)
         bound = ctx.bound
-        nominated_for = self.handle.nominated_pods_for_node
+        nominated_for = self._nominated_lookup()
         priority = pod.priority
         n = len(potential_nodes)
 
@@ -287,7 +333,11 @@ class DefaultPreemption:
         # The arithmetic path, inline: outcomes kept per node between preemptors.
         by_fit = bound is not None and ctx.node_checks is not None and not ctx.waits
         cache = self._visit_cache
-        key = preemptor_key(pod, bound.request, bound.scalars) if bound is not None else None
+        key = (
+            cache.intern(preemptor_key(pod, bound.request, bound.scalars))
+            if bound is not None
+            else None
+        )
         now = self.handle.now()
 
         def visit_by_fit(node: NodeInfo) -> tuple[Candidate | None, Status | None] | None:
@@ -311,13 +361,31 @@ class DefaultPreemption:
             cache.put(node, nominated, own, key, pdbs, now if reads_now else None, outcome)
             return outcome
 
+        entries = cache.entries
+        nominated_names = self._nominated_names()
         visited = await self._visit_in_parallel(visit, n, num_candidates) if ctx.waits else None
         for i in range(n):
             node = potential_nodes[(offset + i) % n]
             candidate: Candidate | None
             status: Status | None
             if by_fit:
-                found = visit_by_fit(node)
+                found: tuple[Candidate | None, Status | None] | None
+                # The common case inline: no budgets, nothing nominated to the node, an
+                # outcome kept for this preemptor's key on this very NodeInfo.
+                kept = None if pdbs or node.name in nominated_names else entries.get(node.name)
+                if (
+                    kept is not None
+                    and kept.key is key
+                    and kept.node is node
+                    and kept.generation == node.generation
+                    and kept.node_object is node.node
+                    and not kept.nominated
+                    and not kept.pdbs
+                    and (kept.now is None or kept.now == now)
+                ):
+                    found = kept.outcome
+                else:
+                    found = visit_by_fit(node)
                 if found is None:
                     candidate, status = await self._dry_run_node(state, pod, node, pdbs, ctx)
                 else:

@@ -11,7 +11,7 @@ nodes change in none of these, so their outcome is read back instead of recomput
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import attrs
 
@@ -19,9 +19,10 @@ from ...api import Pod, PodDisruptionBudget
 from ...framework import NodeInfo, PodInfo, Status
 from ._candidates import Candidate
 
-__all__ = ["VisitCache", "preemptor_key"]
+__all__ = ["Entry", "VisitCache", "preemptor_key"]
 
 _LIMIT = 50_000
+_KEYS_LIMIT = 256
 
 Outcome = tuple[Candidate | None, Status | None]
 """(candidate, None), (None, status), or (None, None) for a node passed over."""
@@ -37,7 +38,7 @@ def preemptor_key(pod: Pod, request: object, scalars: object) -> object:
 
 
 @attrs.define(eq=False, slots=True)
-class _Entry:
+class Entry:
     node: NodeInfo
     generation: int
     node_object: object
@@ -53,10 +54,30 @@ class _Entry:
 class VisitCache:
     """Per node, the last arithmetic dry-run outcome and what it was decided from."""
 
-    __slots__ = ("_entries",)
+    __slots__ = ("_entries", "_keys")
 
     def __init__(self) -> None:
-        self._entries: dict[str, _Entry] = {}
+        self._entries: dict[str, Entry] = {}
+        self._keys: dict[object, object] = {}
+
+    @property
+    def entries(self) -> Mapping[str, Entry]:
+        """The kept entries by node name (for a caller that checks the common case
+        inline: same NodeInfo, generation, Node, key, no nominated pods, no budgets)."""
+        return self._entries
+
+    def intern(self, key: object) -> object:
+        """The kept object equal to ``key`` (entries then match it by identity, with no
+        comparison per node), or ``key`` itself, kept from now on."""
+        try:
+            kept = self._keys.get(key)
+        except TypeError:  # an unhashable part: compared per node instead
+            return key
+        if kept is None:
+            if len(self._keys) >= _KEYS_LIMIT:
+                self._keys.clear()
+            self._keys[key] = kept = key
+        return kept
 
     def get(
         self,
@@ -73,13 +94,15 @@ class VisitCache:
             or entry.node is not node
             or entry.generation != node.generation
             or entry.node_object is not node.node
+            or not (entry.key is key or entry.key == key)
             or entry.own_nominated != own_nominated
             or len(entry.nominated) != len(nominated)
             or len(entry.pdbs) != len(pdbs)
             or (entry.now is not None and entry.now != now)
-            or not (entry.key is key or entry.key == key)
         ):
             return None
+        if not nominated and not pdbs:
+            return entry.outcome
         for kept, current in zip(entry.nominated, nominated, strict=True):
             if kept is not current:
                 return None
@@ -102,7 +125,7 @@ class VisitCache:
     ) -> None:
         if len(self._entries) >= _LIMIT:
             self._entries.clear()
-        self._entries[node.name] = _Entry(
+        self._entries[node.name] = Entry(
             node,
             node.generation,
             node.node,
