@@ -9,6 +9,7 @@ the CSINode says the plugin is migrated.
 
 from __future__ import annotations
 
+import functools
 import secrets
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
@@ -56,6 +57,7 @@ IN_TREE_DRIVERS: Final[Mapping[str, str]] = {
     CINDER: "cinder.csi.openstack.org",
 }
 """In-tree plugin -> the CSI driver its volumes migrate to."""
+_IN_TREE_PLUGINS: Final = frozenset(IN_TREE_DRIVERS)
 
 
 class _LookupError(Exception):
@@ -82,11 +84,15 @@ def _in_tree(source: Volume | PersistentVolume) -> tuple[str, str] | None:
     return None
 
 
-def _migrated(csi_node: CSINode | None, plugin: str) -> bool:
-    """isCSIMigrationOn: the CSINode lists the in-tree plugin as migrated."""
-    return (
-        csi_node is not None and plugin in IN_TREE_DRIVERS and plugin in csi_node.migrated_plugins()
-    )
+def _migrated_plugins(csi_node: CSINode | None) -> frozenset[str]:
+    """isCSIMigrationOn's inputs: the in-tree plugins the CSINode lists as migrated."""
+    if csi_node is None:
+        return frozenset()
+    return csi_node.migrated_plugins() & _IN_TREE_PLUGINS
+
+
+# GetCSIAttachLimitKey per driver, computed once: filters ask for it per volume per node.
+_limit_key = functools.lru_cache(maxsize=256)(csi_attach_limit_key)
 
 
 def _counts_volume(volume: Volume) -> bool:
@@ -129,9 +135,10 @@ class NodeVolumeLimits:
             return None
         node = node_info.node
         csi_node: CSINode | None = self._cluster.get("CSINode", node.name)
+        migrated = _migrated_plugins(csi_node)
         new: dict[str, str] = {}
         try:
-            self._attachable(pod, csi_node, True, new)
+            self._attachable(pod, migrated, True, new)
         except _LookupError as exc:
             code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE if exc.not_found else Code.ERROR
             return Status(code, (str(exc),))
@@ -148,8 +155,10 @@ class NodeVolumeLimits:
             return None
         attached: dict[str, str] = {}
         for info in node_info.pods:
+            if not info.pod.spec.volumes:
+                continue
             try:
-                self._attachable(info.pod, csi_node, False, attached)
+                self._attachable(info.pod, migrated, False, attached)
             except _LookupError as exc:
                 return Status(Code.ERROR, (str(exc),))
         attached_count: dict[str, int] = {}
@@ -166,16 +175,16 @@ class NodeVolumeLimits:
         return None
 
     def _attachable(
-        self, pod: Pod, csi_node: CSINode | None, new_pod: bool, result: dict[str, str]
+        self, pod: Pod, migrated: frozenset[str], new_pod: bool, result: dict[str, str]
     ) -> None:
         """filterAttachableVolumes: ``driver/handle`` -> attach limit key, into ``result``."""
         claims = iter(pod_claim_names(pod))
         for volume in pod.spec.volumes:
             if volume.persistent_volume_claim is None and volume.ephemeral is None:
                 inline = _in_tree(volume)
-                if inline is not None and _migrated(csi_node, inline[0]):
+                if inline is not None and inline[0] in migrated:
                     driver = IN_TREE_DRIVERS[inline[0]]
-                    result[f"{driver}/{inline[1]}"] = csi_attach_limit_key(driver)
+                    result[f"{driver}/{inline[1]}"] = _limit_key(driver)
                 continue
             name, ephemeral = next(claims)
             if not name:
@@ -191,26 +200,26 @@ class NodeVolumeLimits:
                 continue
             if ephemeral and (err := ephemeral_claim_owner_error(pod, pvc)) is not None:
                 raise _LookupError(err, False)
-            driver, handle = self._driver_info(csi_node, pvc)
+            driver, handle = self._driver_info(migrated, pvc)
             if driver and handle:
-                result[f"{driver}/{handle}"] = csi_attach_limit_key(driver)
+                result[f"{driver}/{handle}"] = _limit_key(driver)
 
-    def _driver_info(self, csi_node: CSINode | None, pvc: PersistentVolumeClaim) -> tuple[str, str]:
+    def _driver_info(self, migrated: frozenset[str], pvc: PersistentVolumeClaim) -> tuple[str, str]:
         """getCSIDriverInfo: the claim's driver and volume handle ("" when not counted)."""
         pv: PersistentVolume | None = (
             self._cluster.get("PersistentVolume", pvc.volume_name) if pvc.volume_name else None
         )
         if pv is None:
-            return self._driver_info_from_class(csi_node, pvc)
+            return self._driver_info_from_class(migrated, pvc)
         if pv.csi is not None:
             return pv.csi.driver, pv.csi.volume_handle
         in_tree = _in_tree(pv)
-        if in_tree is None or not _migrated(csi_node, in_tree[0]):
+        if in_tree is None or in_tree[0] not in migrated:
             return "", ""
         return IN_TREE_DRIVERS[in_tree[0]], in_tree[1]
 
     def _driver_info_from_class(
-        self, csi_node: CSINode | None, pvc: PersistentVolumeClaim
+        self, migrated: frozenset[str], pvc: PersistentVolumeClaim
     ) -> tuple[str, str]:
         sc_name = claim_class(pvc)
         if not sc_name:
@@ -220,7 +229,7 @@ class NodeVolumeLimits:
             return "", ""
         handle = f"{self._random_prefix}-{pvc.namespace}/{pvc.name}"
         if sc.provisioner in IN_TREE_DRIVERS:
-            if not _migrated(csi_node, sc.provisioner):
+            if sc.provisioner not in migrated:
                 return "", ""
             return IN_TREE_DRIVERS[sc.provisioner], handle
         return sc.provisioner, handle
