@@ -16,6 +16,7 @@ from typing import Any, Final
 
 from ksched import Pod
 from ksched.api import (
+    ANN_MIGRATED_PLUGINS,
     CSINode,
     PersistentVolume,
     PersistentVolumeClaim,
@@ -44,6 +45,8 @@ from ksched.framework import (
 __all__ = ["ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED", "IN_TREE_DRIVERS", "NodeVolumeLimits"]
 
 _SKIP: Final = Status(Code.SKIP)
+_NEW_VOLUMES: Final = "NodeVolumeLimits/newVolumes"
+_KNOWN_MAX: Final = 65536
 
 NAME: Final = "NodeVolumeLimits"
 ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED: Final = "node(s) exceed max volume count"
@@ -88,7 +91,12 @@ def _migrated_plugins(csi_node: CSINode | None) -> frozenset[str]:
     """isCSIMigrationOn's inputs: the in-tree plugins the CSINode lists as migrated."""
     if csi_node is None:
         return frozenset()
-    return csi_node.migrated_plugins() & _IN_TREE_PLUGINS
+    return _migrated_from(csi_node.metadata.annotations.get(ANN_MIGRATED_PLUGINS, ""))
+
+
+@functools.lru_cache(maxsize=64)
+def _migrated_from(annotation: str) -> frozenset[str]:
+    return frozenset(annotation.split(",")) & _IN_TREE_PLUGINS if annotation else frozenset()
 
 
 # GetCSIAttachLimitKey per driver, computed once: filters ask for it per volume per node.
@@ -112,6 +120,9 @@ class NodeVolumeLimits:
         self._cluster: Any = handle.cluster
         # Volumes not yet provisioned count under a handle no real volume has.
         self._random_prefix = secrets.token_hex(16)
+        # Placed pod uid -> (pod, migrated plugins, the objects read, its volumes): reused
+        # while every object read is still the one the cluster holds.
+        self._known: dict[str, tuple[Pod, frozenset[str], list[Any], dict[str, str]]] = {}
 
     @classmethod
     def new(cls, args: Mapping[str, Any] | None, handle: Handle) -> NodeVolumeLimits:
@@ -136,14 +147,27 @@ class NodeVolumeLimits:
         node = node_info.node
         csi_node: CSINode | None = self._cluster.get("CSINode", node.name)
         migrated = _migrated_plugins(csi_node)
-        new: dict[str, str] = {}
-        try:
-            self._attachable(pod, migrated, True, new)
-        except _LookupError as exc:
-            code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE if exc.not_found else Code.ERROR
-            return Status(code, (str(exc),))
-        if not new:
+        # The pod's own volumes depend on the node only through its migrated plugins: read
+        # once per cycle for each such set.
+        per_cycle: dict[frozenset[str], dict[str, str] | Status] | None = state.get(_NEW_VOLUMES)
+        if per_cycle is None:
+            per_cycle = {}
+            state.write(_NEW_VOLUMES, per_cycle)
+        known = per_cycle.get(migrated)
+        if known is None:
+            found: dict[str, str] = {}
+            try:
+                self._attachable(pod, migrated, True, found)
+                known = found
+            except _LookupError as exc:
+                code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE if exc.not_found else Code.ERROR
+                known = Status(code, (str(exc),))
+            per_cycle[migrated] = known
+        if isinstance(known, Status):
+            return known
+        if not known:
             return None
+        new = dict(known)
         limits = {
             k: v for k, v in node.status.allocatable.items() if k.startswith(ATTACHABLE_PREFIX)
         }
@@ -158,7 +182,7 @@ class NodeVolumeLimits:
             if not info.pod.spec.volumes:
                 continue
             try:
-                self._attachable(info.pod, migrated, False, attached)
+                attached.update(self._placed_volumes(info.pod, migrated))
             except _LookupError as exc:
                 return Status(Code.ERROR, (str(exc),))
         attached_count: dict[str, int] = {}
@@ -174,8 +198,34 @@ class NodeVolumeLimits:
                 return Status(Code.UNSCHEDULABLE, (ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED,))
         return None
 
+    def _placed_volumes(self, pod: Pod, migrated: frozenset[str]) -> dict[str, str]:
+        """The attachable volumes of a pod on the node, reused while nothing it read changed."""
+        entry = self._known.get(pod.uid)
+        if entry is not None and entry[0] is pod and entry[1] is migrated:
+            get = self._cluster.get
+            if all(get(kind, key) is obj for kind, key, obj in entry[2]):
+                return entry[3]
+        reads: list[Any] = []
+        result: dict[str, str] = {}
+        self._attachable(pod, migrated, False, result, reads)
+        if len(self._known) >= _KNOWN_MAX:
+            self._known.clear()
+        self._known[pod.uid] = (pod, migrated, reads, result)
+        return result
+
+    def _get(self, kind: str, key: str, reads: list[Any] | None) -> Any:
+        obj = self._cluster.get(kind, key)
+        if reads is not None:
+            reads.append((kind, key, obj))
+        return obj
+
     def _attachable(
-        self, pod: Pod, migrated: frozenset[str], new_pod: bool, result: dict[str, str]
+        self,
+        pod: Pod,
+        migrated: frozenset[str],
+        new_pod: bool,
+        result: dict[str, str],
+        reads: list[Any] | None = None,
     ) -> None:
         """filterAttachableVolumes: ``driver/handle`` -> attach limit key, into ``result``."""
         claims = iter(pod_claim_names(pod))
@@ -189,7 +239,7 @@ class NodeVolumeLimits:
             name, ephemeral = next(claims)
             if not name:
                 raise _LookupError("PersistentVolumeClaim had no name", False)
-            pvc = self._cluster.get("PersistentVolumeClaim", f"{pod.namespace}/{name}")
+            pvc = self._get("PersistentVolumeClaim", f"{pod.namespace}/{name}", reads)
             if pvc is None:
                 if new_pod:
                     raise _LookupError(
@@ -200,17 +250,19 @@ class NodeVolumeLimits:
                 continue
             if ephemeral and (err := ephemeral_claim_owner_error(pod, pvc)) is not None:
                 raise _LookupError(err, False)
-            driver, handle = self._driver_info(migrated, pvc)
+            driver, handle = self._driver_info(migrated, pvc, reads)
             if driver and handle:
                 result[f"{driver}/{handle}"] = _limit_key(driver)
 
-    def _driver_info(self, migrated: frozenset[str], pvc: PersistentVolumeClaim) -> tuple[str, str]:
+    def _driver_info(
+        self, migrated: frozenset[str], pvc: PersistentVolumeClaim, reads: list[Any] | None
+    ) -> tuple[str, str]:
         """getCSIDriverInfo: the claim's driver and volume handle ("" when not counted)."""
         pv: PersistentVolume | None = (
-            self._cluster.get("PersistentVolume", pvc.volume_name) if pvc.volume_name else None
+            self._get("PersistentVolume", pvc.volume_name, reads) if pvc.volume_name else None
         )
         if pv is None:
-            return self._driver_info_from_class(migrated, pvc)
+            return self._driver_info_from_class(migrated, pvc, reads)
         if pv.csi is not None:
             return pv.csi.driver, pv.csi.volume_handle
         in_tree = _in_tree(pv)
@@ -219,12 +271,12 @@ class NodeVolumeLimits:
         return IN_TREE_DRIVERS[in_tree[0]], in_tree[1]
 
     def _driver_info_from_class(
-        self, migrated: frozenset[str], pvc: PersistentVolumeClaim
+        self, migrated: frozenset[str], pvc: PersistentVolumeClaim, reads: list[Any] | None
     ) -> tuple[str, str]:
         sc_name = claim_class(pvc)
         if not sc_name:
             return "", ""  # no class: an immediate claim, bound before scheduling
-        sc = self._cluster.get("StorageClass", sc_name)
+        sc = self._get("StorageClass", sc_name, reads)
         if sc is None:
             return "", ""
         handle = f"{self._random_prefix}-{pvc.namespace}/{pvc.name}"
