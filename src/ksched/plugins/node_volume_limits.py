@@ -14,7 +14,7 @@ import secrets
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from ksched import Pod
+from ksched import Node, Pod
 from ksched.api import (
     ANN_MIGRATED_PLUGINS,
     CSINode,
@@ -123,6 +123,7 @@ class NodeVolumeLimits:
         # Placed pod uid -> (pod, migrated plugins, the objects read, its volumes): reused
         # while every object read is still the one the cluster holds.
         self._known: dict[str, tuple[Pod, frozenset[str], list[Any], dict[str, str]]] = {}
+        self._node_limits: dict[str, tuple[Node, CSINode | None, dict[str, int]]] = {}
 
     @classmethod
     def new(cls, args: Mapping[str, Any] | None, handle: Handle) -> NodeVolumeLimits:
@@ -168,13 +169,7 @@ class NodeVolumeLimits:
         if not known:
             return None
         new = dict(known)
-        limits = {
-            k: v for k, v in node.status.allocatable.items() if k.startswith(ATTACHABLE_PREFIX)
-        }
-        if csi_node is not None:
-            for driver in csi_node.drivers:
-                if driver.allocatable_count is not None:
-                    limits[csi_attach_limit_key(driver.name)] = driver.allocatable_count
+        limits = self._limits(node, csi_node)
         if not limits:
             return None
         attached: dict[str, str] = {}
@@ -197,6 +192,23 @@ class NodeVolumeLimits:
             if limit is not None and attached_count.get(key, 0) + count > limit:
                 return Status(Code.UNSCHEDULABLE, (ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED,))
         return None
+
+    def _limits(self, node: Node, csi_node: CSINode | None) -> Mapping[str, int]:
+        """volumeLimits: attach limits by resource key, kept while node and CSINode stay."""
+        entry = self._node_limits.get(node.name)
+        if entry is not None and entry[0] is node and entry[1] is csi_node:
+            return entry[2]
+        limits = {
+            k: v for k, v in node.status.allocatable.items() if k.startswith(ATTACHABLE_PREFIX)
+        }
+        if csi_node is not None:
+            for driver in csi_node.drivers:
+                if driver.allocatable_count is not None:
+                    limits[_limit_key(driver.name)] = driver.allocatable_count
+        if len(self._node_limits) >= _KNOWN_MAX:
+            self._node_limits.clear()
+        self._node_limits[node.name] = (node, csi_node, limits)
+        return limits
 
     def _placed_volumes(self, pod: Pod, migrated: frozenset[str]) -> dict[str, str]:
         """The attachable volumes of a pod on the node, reused while nothing it read changed."""
