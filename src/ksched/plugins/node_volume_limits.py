@@ -123,7 +123,7 @@ class NodeVolumeLimits:
         # Placed pod uid -> (pod, migrated plugins, the objects read, its volumes): reused
         # while every object read is still the one the cluster holds.
         self._known: dict[str, tuple[Pod, frozenset[str], list[Any], dict[str, str]]] = {}
-        self._node_limits: dict[str, tuple[Node, CSINode | None, dict[str, int]]] = {}
+        self._node_limits: dict[str, tuple[Node, CSINode | None, dict[str, int], int]] = {}
 
     @classmethod
     def new(cls, args: Mapping[str, Any] | None, handle: Handle) -> NodeVolumeLimits:
@@ -168,10 +168,17 @@ class NodeVolumeLimits:
             return known
         if not known:
             return None
-        new = dict(known)
-        limits = self._limits(node, csi_node)
+        limits, smallest = self._limits(node, csi_node)
         if not limits:
             return None
+        # Each volume of a placed pod adds at most one attached volume: when even all of
+        # them and all new ones fit under the smallest limit, no limit can be exceeded.
+        placed = 0
+        for info in node_info.pods:
+            placed += len(info.pod.spec.volumes)
+        if len(known) + placed <= smallest:
+            return None
+        new = dict(known)
         attached: dict[str, str] = {}
         for info in node_info.pods:
             if not info.pod.spec.volumes:
@@ -193,11 +200,12 @@ class NodeVolumeLimits:
                 return Status(Code.UNSCHEDULABLE, (ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED,))
         return None
 
-    def _limits(self, node: Node, csi_node: CSINode | None) -> Mapping[str, int]:
-        """volumeLimits: attach limits by resource key, kept while node and CSINode stay."""
+    def _limits(self, node: Node, csi_node: CSINode | None) -> tuple[Mapping[str, int], int]:
+        """volumeLimits: attach limits by resource key and the smallest, kept while the node
+        and its CSINode stay the same objects."""
         entry = self._node_limits.get(node.name)
         if entry is not None and entry[0] is node and entry[1] is csi_node:
-            return entry[2]
+            return entry[2], entry[3]
         limits = {
             k: v for k, v in node.status.allocatable.items() if k.startswith(ATTACHABLE_PREFIX)
         }
@@ -207,8 +215,9 @@ class NodeVolumeLimits:
                     limits[_limit_key(driver.name)] = driver.allocatable_count
         if len(self._node_limits) >= _KNOWN_MAX:
             self._node_limits.clear()
-        self._node_limits[node.name] = (node, csi_node, limits)
-        return limits
+        smallest = min(limits.values(), default=0)
+        self._node_limits[node.name] = (node, csi_node, limits, smallest)
+        return limits, smallest
 
     def _placed_volumes(self, pod: Pod, migrated: frozenset[str]) -> dict[str, str]:
         """The attachable volumes of a pod on the node, reused while nothing it read changed."""
