@@ -90,13 +90,19 @@ def _in_tree(source: Volume | PersistentVolume) -> tuple[str, str] | None:
 def _migrated_plugins(csi_node: CSINode | None) -> frozenset[str]:
     """isCSIMigrationOn's inputs: the in-tree plugins the CSINode lists as migrated."""
     if csi_node is None:
-        return frozenset()
+        return _NOTHING_MIGRATED
     return _migrated_from(csi_node.metadata.annotations.get(ANN_MIGRATED_PLUGINS, ""))
 
 
 @functools.lru_cache(maxsize=64)
 def _migrated_from(annotation: str) -> frozenset[str]:
-    return frozenset(annotation.split(",")) & _IN_TREE_PLUGINS if annotation else frozenset()
+    if not annotation:
+        return _NOTHING_MIGRATED
+    return frozenset(annotation.split(",")) & _IN_TREE_PLUGINS
+
+
+# One object for "none", so caches can compare the sets by identity.
+_NOTHING_MIGRATED: Final[frozenset[str]] = frozenset()
 
 
 # GetCSIAttachLimitKey per driver, computed once: filters ask for it per volume per node.
@@ -120,9 +126,9 @@ class NodeVolumeLimits:
         self._cluster: Any = handle.cluster
         # Volumes not yet provisioned count under a handle no real volume has.
         self._random_prefix = secrets.token_hex(16)
-        # Placed pod uid -> (pod, migrated plugins, the objects read, its volumes): reused
+        # Placed pod (by identity) -> (pod, migrated plugins, objects read, its volumes): reused
         # while every object read is still the one the cluster holds.
-        self._known: dict[str, tuple[Pod, frozenset[str], list[Any], dict[str, str]]] = {}
+        self._known: dict[int, tuple[Pod, frozenset[str], list[Any], dict[str, str]]] = {}
         self._node_limits: dict[str, tuple[Node, CSINode | None, dict[str, int], int]] = {}
 
     @classmethod
@@ -221,7 +227,7 @@ class NodeVolumeLimits:
 
     def _placed_volumes(self, pod: Pod, migrated: frozenset[str]) -> dict[str, str]:
         """The attachable volumes of a pod on the node, reused while nothing it read changed."""
-        entry = self._known.get(pod.uid)
+        entry = self._known.get(id(pod))
         if entry is not None and entry[0] is pod and entry[1] is migrated:
             get = self._cluster.get
             if all(get(kind, key) is obj for kind, key, obj in entry[2]):
@@ -231,7 +237,7 @@ class NodeVolumeLimits:
         self._attachable(pod, migrated, False, result, reads)
         if len(self._known) >= _KNOWN_MAX:
             self._known.clear()
-        self._known[pod.uid] = (pod, migrated, reads, result)
+        self._known[id(pod)] = (pod, migrated, reads, result)
         return result
 
     def _get(self, kind: str, key: str, reads: list[Any] | None) -> Any:
