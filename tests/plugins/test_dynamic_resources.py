@@ -739,6 +739,27 @@ def test_cel_runtime_error_names_claim_selector_and_device() -> None:
     )
 
 
+def test_cel_cost_limit_stops_the_selector_on_an_oversized_device() -> None:
+    # compile_test.go "expensive": a device with 1000 x 32 attributes drives the cost of a
+    # comprehension over them past CELSelectorExpressionMaxCost.
+    attributes = {f"driver-a/a{i}": DeviceAttribute("abc") for i in range(32 * 1000)}
+    big = Device(name="device-1", attributes=attributes)
+    expression = 'device.attributes["driver-a"].map(s, s.size()).exists(n, n == 0)'
+    allocator = Allocator(
+        [claim("claim-0", request("req-0", CLASS_A, 1, expression))],
+        {CLASS_A: A[0]},
+        [slice_("slice-1", NODE1, "pool-1", DRIVER_A, big)],
+        set(),
+        matcher,
+    )
+    with pytest.raises(AllocationError) as info:
+        allocator.allocate(node(NODE1, "region-1"))
+    assert str(info.value) == (
+        "claim default/claim-0: selector #0 on device driver-a/pool-1/device-1: "
+        "CEL runtime error: operation cancelled: actual cost limit exceeded"
+    )
+
+
 # ---- TestPlugin -----------------------------------------------------------------------
 
 POD_UID = "1234"

@@ -489,6 +489,22 @@ def test_node_allocatable_limit_counts_without_csinode() -> None:
     assert plugin.filter(CycleState(), EBS_ONE, info) == EXCEEDED
 
 
+def test_placed_pods_volumes_are_read_again_when_their_claims_change() -> None:
+    # A placed pod's volumes are reused across Filter calls only while the claims, volumes
+    # and classes they came from are the objects the cluster still holds.
+    node = make_node(NODE).capacity(**{csi_attach_limit_key(EBS): "2"}).obj()
+    info = NodeInfo(node=node, name=NODE)
+    for p in (RUNNING, EBS_TWO):
+        info.add_pod(PodInfo.of(p))
+    handle = FakeHandle(fixtures((EBS,)))
+    plugin = NodeVolumeLimits.new(None, handle)  # type: ignore[arg-type]
+    assert plugin.filter(CycleState(), EBS_ONE, info) == EXCEEDED
+    assert plugin.filter(CycleState(), EBS_ONE, info) == EXCEEDED
+    handle.cluster.remove("PersistentVolumeClaim", f"{EBS_TWO.namespace}/csi-{EBS}-1")
+    handle.cluster.remove("PersistentVolumeClaim", f"{EBS_TWO.namespace}/csi-{EBS}-2")
+    assert plugin.filter(CycleState(), EBS_ONE, info) is None
+
+
 def test_attach_limit_key_is_hashed_when_long() -> None:
     driver = "a" * 50
     key = csi_attach_limit_key(driver)

@@ -7,8 +7,13 @@
 # (k8s.io/apiserver/pkg/cel/library/quantity.go) and semver library.
 Evaluation uses the ``common-expression-language`` engine (Rust); quantities and
 versions, which it lacks, are tagged maps with functions over them registered here.
-Upstream's runtime cost limit (1,000,000) has no counterpart in the engine; the length
-limit (10 KiB) is enforced when an expression is compiled.
+Cost limits (compile.go: ``cel.CostLimit(CELSelectorExpressionMaxCost)``): the engine
+tracks no cost, so each selector carries cel-go's worst-case estimate (``max_cost``, from
+``_cel_cost``), which manifest validation holds to 1,000,000; at evaluation a selector
+whose estimate is over the limit, or a device larger than the bounds the estimate assumes,
+is costed again with that device's sizes and not evaluated when the bound passes the
+limit, failing as cel-go does: "operation cancelled: actual cost limit exceeded". The
+length limit (10 KiB) is enforced when an expression is compiled.
 """
 
 from __future__ import annotations
@@ -20,10 +25,27 @@ from typing import Any
 
 import cel
 
-from ._dra import CEL_SELECTOR_EXPRESSION_MAX_LENGTH, Device, SemVer
+from ._cel_cost import Sizes, estimate_cost, parse
+from ._dra import (
+    CEL_SELECTOR_EXPRESSION_MAX_COST,
+    CEL_SELECTOR_EXPRESSION_MAX_LENGTH,
+    Device,
+    SemVer,
+)
 from ._quantity import InvalidQuantityError, parse_quantity
 
-__all__ = ["CelError", "DeviceSelector", "compile_selector", "device_matches"]
+__all__ = [
+    "ERR_COST_LIMIT_EXCEEDED",
+    "CelError",
+    "DeviceSelector",
+    "compile_selector",
+    "device_matches",
+]
+
+# cel-go interpreter (runtimecost.go): the error that stops an evaluation over its limit.
+ERR_COST_LIMIT_EXCEEDED = "operation cancelled: actual cost limit exceeded"
+# The bounds compile.go declares for the device type (k8s.io/api/resource/v1 types.go).
+_MAX_ENTRIES, _MAX_DOMAIN, _MAX_ID, _MAX_DRIVER, _MAX_VALUE = 32, 63, 32, 63, 64
 
 _Q = "__quantity__"
 _V = "__semver__"
@@ -141,7 +163,7 @@ def _safe(fn: Callable[[object], object], arg: object) -> bool:
 class DeviceSelector:
     """One compiled CEL selector. Compile with :func:`compile_selector` (cached)."""
 
-    __slots__ = ("_domains", "_functions", "_program", "expression")
+    __slots__ = ("_domains", "_functions", "_program", "_tree", "expression", "max_cost")
 
     def __init__(self, expression: str) -> None:
         if len(expression) > CEL_SELECTOR_EXPRESSION_MAX_LENGTH:
@@ -160,6 +182,12 @@ class DeviceSelector:
         if unknown:
             raise CelError(f"compilation failed: undeclared reference to '{unknown[0]}'")
         self.expression = expression
+        try:
+            self._tree = parse(expression)
+        except ValueError as exc:
+            raise CelError(f"cost estimation failed: {exc}") from exc
+        self.max_cost: int = estimate_cost(self._tree)
+        """cel-go's worst-case cost estimate (2**64 - 1: unbounded)."""
         # Only the functions the expression calls: registering them is most of the cost
         # of setting up an evaluation.
         self._functions = {n: f for n, f in _FUNCTIONS.items() if n in self._program.functions()}
@@ -174,6 +202,8 @@ class DeviceSelector:
             CelError: a runtime error (a missing attribute, a wrong type); the message
                 says which, as upstream's ``CEL runtime error`` does.
         """
+        if self.max_cost > CEL_SELECTOR_EXPRESSION_MAX_COST or not _within_bounds(device, driver):
+            self.check_cost(device, driver)
         variables = {"device": device_variable(device, driver, self._domains)}
         try:
             context = cel.Context(variables=variables, functions=self._functions or None)
@@ -189,6 +219,63 @@ class DeviceSelector:
                 f"CEL result of type {type(result).__name__} could not be converted to bool"
             )
         return result
+
+    def check_cost(
+        self, device: Device, driver: str, limit: int = CEL_SELECTOR_EXPRESSION_MAX_COST
+    ) -> int:
+        """The cost bound of evaluating against ``device``, checked against ``limit``.
+
+        Raises:
+            CelError: the bound exceeds ``limit`` ("operation cancelled: actual cost limit
+                exceeded", as cel-go stops such an evaluation).
+        """
+        bound = estimate_cost(self._tree, _device_sizes(device, driver))
+        if bound > limit:
+            raise CelError(ERR_COST_LIMIT_EXCEEDED)
+        return bound
+
+
+def _within_bounds(device: Device, driver: str) -> bool:
+    """Whether ``device`` is no larger than the bounds the static estimate assumes."""
+    if len(device.attributes) > _MAX_ENTRIES or len(device.capacity) > _MAX_ENTRIES:
+        return False
+    if len(driver) > _MAX_DRIVER:
+        return False
+    for name, attr in device.attributes.items():
+        value = attr.value
+        if isinstance(value, str) and len(value) > _MAX_VALUE:
+            return False
+        domain, _, ident = name.rpartition("/")
+        if len(ident) > _MAX_ID or len(domain) > _MAX_DOMAIN:
+            return False
+    return all(len(name) <= _MAX_DOMAIN + 1 + _MAX_ID for name in device.capacity)
+
+
+def _device_sizes(device: Device, driver: str) -> Sizes:
+    """The sizes of one device, for the bound of one evaluation."""
+    per_domain: dict[str, int] = {}
+    per_capacity: dict[str, int] = {}
+    ids, domains, values = [0], [len(driver)], [0]
+    for names, counts in ((device.attributes, per_domain), (device.capacity, per_capacity)):
+        for name in names:
+            domain, _, ident = name.rpartition("/")
+            domain = domain or driver
+            counts[domain] = counts.get(domain, 0) + 1
+            ids.append(len(ident))
+            domains.append(len(domain))
+    for attr in device.attributes.values():
+        value = attr.value
+        values.append(len(value) if isinstance(value, str) else 1)
+    return Sizes(
+        domains=max(len(per_domain), len(per_capacity)),
+        attributes=max(per_domain.values(), default=0),
+        capacities=max(per_capacity.values(), default=0),
+        domain=max(domains),
+        id=max(ids),
+        driver=len(driver),
+        value=max(values),
+        tracked=True,
+    )
 
 
 def device_variable(

@@ -1,7 +1,8 @@
 """Reading resource.k8s.io/v1 manifests: DeviceClass, ResourceSlice, ResourceClaim(Template).
 
 Errors name the object and the field, as the rest of ``_manifest`` does; a CEL selector
-that does not compile is such an error, at the selector's field.
+that does not compile, is longer than 10 KiB or is estimated to cost more than upstream's
+limit is such an error, at the selector's field.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from typing import Any
 from ._cel import CelError, compile_selector
 from ._dra import (
     ALL,
+    CEL_SELECTOR_EXPRESSION_MAX_COST,
+    CEL_SELECTOR_EXPRESSION_MAX_LENGTH,
     EXACT_COUNT,
     AllocationResult,
     Device,
@@ -37,18 +40,28 @@ from ._quantity import InvalidQuantityError, parse_quantity
 __all__ = ["DRA_NAMESPACED", "DRA_READERS"]
 
 _MODES = (EXACT_COUNT, ALL)
+# pkg/apis/resource/validation/validation.go validateCELSelector.
+ERR_TOO_COMPLEX = "too complex, exceeds cost limit"
 
 
 def _selectors(f: _Fields) -> tuple[str, ...]:
     out: list[str] = []
     for i, sel in enumerate(f.items("selectors")):
         expression = sel.sub("cel").text("expression")
+        where = f"selectors[{i}].cel.expression"
         if not expression:
-            raise f.fail(f"selectors[{i}].cel.expression", "required")
+            raise f.fail(where, "required")
+        # validateCELSelector (pkg/apis/resource/validation): length, compile, then cost.
+        if len(expression) > CEL_SELECTOR_EXPRESSION_MAX_LENGTH:
+            raise f.fail(
+                where, f"Too long: may not be more than {CEL_SELECTOR_EXPRESSION_MAX_LENGTH} bytes"
+            )
         try:
-            compile_selector(expression)
+            selector = compile_selector(expression)
         except CelError as exc:
-            raise f.fail(f"selectors[{i}].cel.expression", str(exc)) from None
+            raise f.fail(where, str(exc)) from None
+        if selector.max_cost > CEL_SELECTOR_EXPRESSION_MAX_COST:
+            raise f.fail(where, ERR_TOO_COMPLEX)
         out.append(expression)
     return tuple(out)
 
