@@ -175,8 +175,16 @@ class PodIndex:
         if old_pods and new_pods:
             before = set(old_pods)
             after = set(new_pods)
-            added = [p for p in new_pods if p not in before]
-            removed = [p for p in old_pods if p not in after]
+            # Set differences run in C; the usual change (one pod bound or gone) then needs
+            # no Python-level walk of a node that holds thousands of pods.
+            added_set = after - before
+            removed_set = before - after
+            added = [p for p in new_pods if p in added_set] if len(added_set) > 1 else [*added_set]
+            removed = (
+                [p for p in old_pods if p in removed_set]
+                if len(removed_set) > 1
+                else [*removed_set]
+            )
         else:
             added, removed = list(new_pods), list(old_pods)
         for pod_info in removed:
