@@ -82,3 +82,13 @@ def test_template_params_name_defined_params(tmp_path: Path) -> None:
     )
     with pytest.raises(WorkloadError, match="parameter nope is undefined"):
         plans(str(path), "Params/one")
+
+
+def test_threshold_on_another_metric_is_not_a_throughput_threshold() -> None:
+    [p] = plans(str(GANG), "GangScheduling/5000Nodes_1000Gangs_3000Pods")
+    assert p.workload.threshold is None
+    assert p.workload.other_threshold == (
+        "scheduler_podgroup_scheduling_attempt_duration_seconds",
+        8.0,
+    )
+    assert any("threshold 8 on scheduler_podgroup" in note for note in p.notes)

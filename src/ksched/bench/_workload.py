@@ -453,6 +453,9 @@ def plan(case: TestCase, workload: Workload) -> Plan:
     if ignored:
         listed = ", ".join(f"{k}={str(v).lower()}" for k, v in sorted(ignored.items()))
         notes.append(f"featureGates ignored (not ksched features): {listed}")
+    if workload.other_threshold is not None:
+        metric, value = workload.other_threshold
+        notes.append(f"threshold {value:g} on {metric} not compared (ksched compares throughput)")
     return Plan(test_case=case, workload=workload, ops=tuple(ops), notes=tuple(notes))
 
 
