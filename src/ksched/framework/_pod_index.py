@@ -50,6 +50,14 @@ PREFERRED_AFFINITY = 2
 PREFERRED_ANTI_AFFINITY = 3
 
 
+def _position(pods: Sequence[PodInfo], pod: PodInfo) -> int:
+    """Where ``pod`` is in ``pods`` (-1: not there)."""
+    try:
+        return pods.index(pod)
+    except ValueError:
+        return -1
+
+
 def canonical(requirements: Iterable[Requirement]) -> tuple[Requirement, ...]:
     """Requirements deduplicated in a fixed order: equal conjunctions share one view."""
     unique = set(requirements)
@@ -173,10 +181,12 @@ class PodIndex:
         old_pods = old.pods if old is not None else ()
         new_pods = new.pods if new is not None else ()
         n = len(old_pods)
-        if old_pods and len(new_pods) >= n and new_pods[:n] == old_pods:
-            # The usual change, pods bound to the node: a tail appended. List equality
-            # compares identities in C, far cheaper than hashing every pod into sets.
-            added, removed = list(new_pods[n:]), []
+        # The usual changes: pods bound to the node (a tail appended) and the oldest pods
+        # deleted (a head cut). List index and equality compare identities in C, far
+        # cheaper than hashing every pod of a crowded node into sets.
+        head = _position(old_pods, new_pods[0]) if old_pods and new_pods else -1
+        if head >= 0 and new_pods[: n - head] == old_pods[head:]:
+            added, removed = list(new_pods[n - head :]), list(old_pods[:head])
         elif old_pods and new_pods:
             before = set(old_pods)
             after = set(new_pods)
