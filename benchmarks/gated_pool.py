@@ -28,7 +28,7 @@ async def run_once(gated: int, pods: int) -> float:
     cluster = InMemoryCluster()
     node = make_node("n1").capacity(cpu="1000", memory="1000Gi", pods=pods + 10).obj()
     await cluster.add_node(node)
-    await cluster.add(make_pod(f"g{i}").scheduling_gates(["wait"]).obj() for i in range(gated))
+    await cluster.add(make_pod(f"g{i}").scheduling_gates("wait").obj() for i in range(gated))
     async with Scheduler.open(parse_config({}), cluster) as sched:
         with anyio.fail_after(60):
             while sched.queue.where(f"default/g{gated - 1}") != "gated" and gated:

@@ -125,9 +125,8 @@ def test_unknown_field_and_opcode(tmp_path: Path) -> None:
     steady = base.replace("collectMetrics: true}", "collectMetrics: true, steadyState: true}")
     with pytest.raises(WorkloadError, match=r"op 1 \(createPods\): when creating pods in a steady"):
         plans(str(write(tmp_path, steady % "count: 1")))
-    params = base.replace("collectMetrics: true}", "collectMetrics: true, templateParams: {}}")
-    with pytest.raises(WorkloadError, match=r"op 1 \(createPods\): templateParams is not supp"):
-        plans(str(write(tmp_path, params % "count: 1")))
+    with pytest.raises(WorkloadError, match=r"op 0 \(createNodes\): templateParams is not supp"):
+        plans(str(write(tmp_path, base % "templateParams: {}")))
     path = write(tmp_path, base.replace("createNodes", "explodeNodes") % "x: 1")
     with pytest.raises(WorkloadError, match="unknown opcode 'explodeNodes'"):
         plans(str(path))

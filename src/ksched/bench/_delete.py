@@ -14,11 +14,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import anyio
 import attrs
 
 from ..cluster import InMemoryCluster
 from ._errors import WorkloadError
+from ._pace import Ticker
 from ._testcase import mapping
 
 __all__ = ["DELETE_PODS_FIELDS", "DeletePods", "delete_pods", "matches", "parse_delete_pods"]
@@ -77,8 +77,9 @@ async def delete_pods(cluster: InMemoryCluster, op: DeletePods) -> None:
         if (not op.namespace or pod.namespace == op.namespace)
         and matches(pod.labels, op.label_selector)
     ]
+    ticker = Ticker(op.per_second) if op.per_second else None
     for key in keys:
-        if op.per_second:
-            await anyio.sleep(1.0 / op.per_second)
+        if ticker is not None:
+            await ticker.tick()
         if cluster.get("Pod", key) is not None:
             cluster.remove("Pod", key)

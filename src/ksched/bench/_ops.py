@@ -21,7 +21,7 @@ import attrs
 
 from ..api import KubeObject, Namespace, Node, Pod, read_object
 from ..cluster import InMemoryCluster, object_key
-from ..config import SchedulerConfig, load_config
+from ..config import SchedulerConfig, load_config, parse_config
 from ..scheduler import Scheduler
 from ._barrier import wait_barrier
 from ._delete import DeletePods, delete_pods
@@ -44,6 +44,8 @@ from ._workload import (
     Sleep,
     StartCollectingMetrics,
     StopCollectingMetrics,
+    WaitForPodGroups,
+    gang_scheduling,
     opportunistic_batching,
 )
 
@@ -53,6 +55,16 @@ BACKENDS = ("asyncio", "trio", "uvloop")
 T = TypeVar("T")
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 POD_GROUP_API = "scheduling.x-k8s.io/v1alpha1"
+SCHEDULING_GROUP = "scheduling.k8s.io"
+GANG_PROFILE = {
+    "profiles": [
+        {
+            "schedulerName": "default-scheduler",
+            "plugins": {"multiPoint": {"enabled": [{"name": "GangScheduling"}]}},
+        }
+    ]
+}
+"""The native PodGroup's API group (GangScheduling)."""
 CREATE_CHUNK = 512
 """Pods written per batch before the creator yields to the scheduler."""
 OP_TIMEOUT = 600.0
@@ -174,7 +186,7 @@ class _Runner:
             self.pod_serial += 1
             if base is None:
                 assert template is not None
-                env = self.env(i, op.count)
+                env = {**self.env(i, op.count), **op.template_params}
                 raw_meta = template.data(env).get("metadata") or {}
                 name = f"{raw_meta.get('generateName') or prefix}{serial}"
                 pods.append(_as(template.build(env, name, ns), Pod))
@@ -192,10 +204,13 @@ class _Runner:
         meta = data.get("metadata") or {}
         name = meta.get("name") or f"{meta.get('generateName') or 'object-'}{self.pod_serial}"
         self.pod_serial += 1
-        if data.get("kind") == "PodGroup" and data.get("apiVersion") != POD_GROUP_API:
+        if data.get("kind") == "PodGroup" and str(data.get("apiVersion")).split("/")[0] not in (
+            POD_GROUP_API.split("/")[0],
+            SCHEDULING_GROUP,
+        ):
             raise WorkloadError(
                 f"{template.path}: PodGroup {data.get('apiVersion')} is not supported: "
-                f"ksched's Coscheduling reads {POD_GROUP_API} PodGroups"
+                f"ksched reads {POD_GROUP_API} (Coscheduling) and {SCHEDULING_GROUP} PodGroups"
             )
         obj = template.build(env, str(name), ns or None)
         if isinstance(obj, Node):
@@ -227,6 +242,8 @@ class _Runner:
                     self.cluster.apply(resource_slice)
             elif isinstance(op, Barrier):
                 await self.barrier(op)
+            elif isinstance(op, WaitForPodGroups):
+                self.wait_for_pod_groups(op)
             elif isinstance(op, Sleep):
                 await anyio.sleep(op.seconds)
             elif isinstance(op, Churn):
@@ -247,6 +264,21 @@ class _Runner:
             elif isinstance(op, StopCollectingMetrics):
                 self.stop_window()
             await anyio.lowlevel.checkpoint()
+
+    def wait_for_pod_groups(self, op: WaitForPodGroups) -> None:
+        """The in-memory store is the scheduler's informer cache: the PodGroups are there
+        once created, or the op fails at once rather than waiting out a timeout."""
+        have = sum(
+            1
+            for kind in ("SchedulingPodGroup", "PodGroup")
+            for obj in self.cluster.objects(kind)
+            if obj.metadata.namespace == op.namespace
+        )
+        if have < op.count:
+            raise WorkloadError(
+                f"{self.where}: op {op.index}: {have}/{op.count} PodGroups in namespace "
+                f"{op.namespace}"
+            )
 
     def create_namespaces(self, op: CreateNamespaces) -> None:
         for i in range(op.count):
@@ -390,6 +422,9 @@ def _as(obj: object, kind: type[T]) -> T:
 def _config(plan: Plan) -> SchedulerConfig | None:
     path = plan.test_case.scheduler_config
     if path is None:
+        if gang_scheduling(plan):
+            # default_plugins.go: the GangScheduling gate adds the plugin to the defaults.
+            return parse_config(GANG_PROFILE)
         return None
     try:
         text = path.read_text()

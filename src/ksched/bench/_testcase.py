@@ -70,6 +70,12 @@ class Workload:
     labels: tuple[str, ...] = ()
     threshold: float | None = None
     feature_gates: Mapping[str, bool] = attrs.field(factory=dict)
+    other_threshold: tuple[str, float] | None = None
+    """A threshold on another metric than SchedulingThroughput (thresholdMetricSelector):
+    the metric's name and the value; ksched does not compare it."""
+
+
+THROUGHPUT = "SchedulingThroughput"
 
 
 @attrs.frozen(kw_only=True)
@@ -163,6 +169,15 @@ def load_test_cases(path: str | Path) -> list[TestCase]:
                 raise WorkloadError(f"{where}/{wname}: threshold: expected a number")
             if threshold is not None and threshold < 0:
                 raise WorkloadError(f"{where}/{wname}: threshold: should be non-negative")
+            metric = THROUGHPUT
+            if w.get("thresholdMetricSelector") is not None:
+                chosen = mapping(
+                    w["thresholdMetricSelector"], f"{where}/{wname}: thresholdMetricSelector"
+                )
+                metric = str(chosen.get("name") or THROUGHPUT)
+            other = None
+            if metric != THROUGHPUT and threshold:
+                other, threshold = (metric, float(threshold)), None
             workloads.append(
                 Workload(
                     name=wname,
@@ -170,6 +185,7 @@ def load_test_cases(path: str | Path) -> list[TestCase]:
                     labels=strings(w.get("labels"), f"{where}/{wname}: labels"),
                     threshold=float(threshold) if threshold else None,
                     feature_gates=_gates(w.get("featureGates"), f"{where}/{wname}: featureGates"),
+                    other_threshold=other,
                 )
             )
         if not workloads:

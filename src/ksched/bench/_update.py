@@ -17,12 +17,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import anyio
 import attrs
 
 from ..api import KubeObject, Node, Pod
 from ..cluster import KINDS, InMemoryCluster, object_key
 from ._errors import WorkloadError
+from ._pace import Ticker
 from ._template import ObjectTemplate
 from ._testcase import strings
 
@@ -114,9 +114,10 @@ async def update_any(
     Raises:
         WorkloadError: the object does not exist, or its scope and ``namespace`` disagree.
     """
+    ticker = Ticker(op.per_second) if op.per_second else None
     for i in range(op.count):
-        if op.per_second:
-            await anyio.sleep(1.0 / op.per_second)
+        if ticker is not None:
+            await ticker.tick()
         values = env(i, op.count)
         data = op.template.data(values)
         meta = data.get("metadata") or {}

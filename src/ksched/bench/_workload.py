@@ -60,7 +60,9 @@ __all__ = [
     "StopCollectingMetrics",
     "TestCase",
     "UpdateAny",
+    "WaitForPodGroups",
     "Workload",
+    "gang_scheduling",
     "load_test_cases",
     "plan",
     "select",
@@ -72,8 +74,7 @@ UNSUPPORTED_OPS = {
     "allocResourceClaims": "allocating claims outside the scheduler is not implemented",
     "updateDeviceConditions": "DRA device binding conditions are not implemented",
     "checkPodScheduled": "DRA device binding conditions are not implemented",
-    "createPodGroups": "the scheduling/v1beta1 PodGroup API (native gangs) is not implemented",
-    "waitForPodGroups": "the scheduling/v1beta1 PodGroup API (native gangs) is not implemented",
+    "createPodGroups": "the op is not implemented (createAny creates PodGroups)",
     "startCollectingProfile": "Go CPU profiles have no ksched counterpart",
     "stopCollectingProfile": "Go CPU profiles have no ksched counterpart",
 }
@@ -107,9 +108,12 @@ _FIELDS: dict[str, set[str]] = {
         "durationParam",
         "signatureBatchSize",
         "signatureBatchSizeParam",
+        "templateParams",
+        "countMultiplierParam",
     },
     "createPodSets": {"opcode", "count", "countParam", "namespacePrefix", "createPodsOp"},
     "createAny": {"opcode", "namespace", "templatePath", "count", "countParam"},
+    "waitForPodGroups": {"opcode", "namespace", "count", "countParam"},
     "barrier": {"opcode", "namespaces", "labelSelector", "stageRequirement"},
     "sleep": {"opcode", "duration", "durationParam"},
     "churn": {"opcode", "mode", "number", "intervalMilliseconds", "namespace", "templatePaths"},
@@ -121,7 +125,7 @@ _FIELDS: dict[str, set[str]] = {
 }
 _UNSUPPORTED_FIELDS: dict[str, set[str]] = {
     "createNodes": {"templateParams"},
-    "createPods": {"templateParams", "countMultiplierParam", "deletePodsPerSecond"},
+    "createPods": {"deletePodsPerSecond"},
 }
 
 # ---- concrete ops ------------------------------------------------------------------
@@ -160,6 +164,8 @@ class CreatePods:
     """steadyState: how long to keep replacing scheduled pods, in seconds."""
     signature_batch: int | None = None
     """signatureBatchSize: pods ``i`` get the label ``signature=signature-label-<i // n>``."""
+    template_params: Mapping[str, Any] = attrs.field(factory=dict)
+    """templateParams: extra template values (``$name`` resolved from the params)."""
 
 
 @attrs.frozen(kw_only=True)
@@ -168,6 +174,15 @@ class CreateAny:
     template: ObjectTemplate
     count: int = 1
     namespace: str = ""
+
+
+@attrs.frozen(kw_only=True)
+class WaitForPodGroups:
+    """waitForPodGroups: until ``count`` PodGroups of ``namespace`` are in the store."""
+
+    index: int
+    namespace: str
+    count: int
 
 
 @attrs.frozen(kw_only=True)
@@ -207,6 +222,7 @@ Op = (
     | UpdateAny
     | StartCollectingMetrics
     | StopCollectingMetrics
+    | WaitForPodGroups
 )
 
 
@@ -327,7 +343,8 @@ def plan(case: TestCase, workload: Workload) -> Plan:
                     steady_state=steady,
                     duration=duration,
                     signature_batch=batch,
-                    count=params.count(op, where),
+                    count=params.count(op, where) * _multiplier(op, params, where),
+                    template_params=_template_params(op, params, where),
                     namespace=str(op.get("namespace") or f"namespace-{index}"),
                     template=template(
                         op.get("podTemplatePath") or case.default_pod_template, where
@@ -351,6 +368,14 @@ def plan(case: TestCase, workload: Workload) -> Plan:
                     template=tmpl,
                     count=params.count(op, where, default=1),
                     namespace=str(op.get("namespace") or ""),
+                )
+            )
+        elif code == "waitForPodGroups":
+            ops.append(
+                WaitForPodGroups(
+                    index=index,
+                    namespace=str(op.get("namespace") or ""),
+                    count=params.count(op, where),
                 )
             )
         elif code == "barrier":
@@ -428,10 +453,13 @@ def plan(case: TestCase, workload: Workload) -> Plan:
     if ignored:
         listed = ", ".join(f"{k}={str(v).lower()}" for k, v in sorted(ignored.items()))
         notes.append(f"featureGates ignored (not ksched features): {listed}")
+    if workload.other_threshold is not None:
+        metric, value = workload.other_threshold
+        notes.append(f"threshold {value:g} on {metric} not compared (ksched compares throughput)")
     return Plan(test_case=case, workload=workload, ops=tuple(ops), notes=tuple(notes))
 
 
-KNOWN_FEATURE_GATES = frozenset({"OpportunisticBatching"})
+KNOWN_FEATURE_GATES = frozenset({"OpportunisticBatching", "GangScheduling", "GenericWorkload"})
 """The feature gates ksched honours; workloads may name others, which are ignored."""
 
 
@@ -439,6 +467,39 @@ def opportunistic_batching(plan: Plan) -> bool:
     """The plan's OpportunisticBatching gate (on unless the workload turns it off)."""
     gates = {**plan.test_case.feature_gates, **plan.workload.feature_gates}
     return bool(gates.get("OpportunisticBatching", True))
+
+
+def _multiplier(op: Mapping[str, Any], params: Params, where: str) -> int:
+    """createPods' countMultiplierParam: the pod count is countParam times it."""
+    ref = op.get("countMultiplierParam")
+    if not ref:
+        return 1
+    value = params.get(str(ref), where)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise WorkloadError(f"{where}: parameter {ref} has the wrong type {value!r}")
+    return value
+
+
+def _template_params(op: Mapping[str, Any], params: Params, where: str) -> dict[str, Any]:
+    """createPods' templateParams: values for the pod template, ``$name`` from the params."""
+    raw = op.get("templateParams")
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping):
+        raise WorkloadError(f"{where}: templateParams: expected a mapping, got {raw!r}")
+    return {
+        str(k): params.get(v, f"{where}: templateParams.{k}")
+        if isinstance(v, str) and v.startswith("$")
+        else v
+        for k, v in raw.items()
+    }
+
+
+def gang_scheduling(plan: Plan) -> bool:
+    """The plan's GangScheduling gate (off unless the workload turns it on): the default
+    profile then runs the GangScheduling plugin. GenericWorkload (the API) is always on."""
+    gates = {**plan.test_case.feature_gates, **plan.workload.feature_gates}
+    return bool(gates.get("GangScheduling", False))
 
 
 def _pod_pacing(

@@ -367,7 +367,9 @@ class Cache:
         info = self._nodes.get(b.node_name)
         if info is None:
             return False
-        for pod_info in info.pods:
+        # From the end: the pod was assumed recently, so it sits near the tail; a node
+        # holding thousands of pods must not cost a full scan per bind.
+        for pod_info in reversed(info.pods):
             if pod_info.pod.uid == bound.uid:
                 pod_info.pod = bound
                 return True

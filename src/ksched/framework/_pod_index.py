@@ -50,6 +50,14 @@ PREFERRED_AFFINITY = 2
 PREFERRED_ANTI_AFFINITY = 3
 
 
+def _position(pods: Sequence[PodInfo], pod: PodInfo) -> int:
+    """Where ``pod`` is in ``pods`` (-1: not there)."""
+    try:
+        return pods.index(pod)
+    except ValueError:
+        return -1
+
+
 def canonical(requirements: Iterable[Requirement]) -> tuple[Requirement, ...]:
     """Requirements deduplicated in a fixed order: equal conjunctions share one view."""
     unique = set(requirements)
@@ -172,11 +180,26 @@ class PodIndex:
         """
         old_pods = old.pods if old is not None else ()
         new_pods = new.pods if new is not None else ()
-        if old_pods and new_pods:
+        n = len(old_pods)
+        # The usual changes: pods bound to the node (a tail appended) and the oldest pods
+        # deleted (a head cut). List index and equality compare identities in C, far
+        # cheaper than hashing every pod of a crowded node into sets.
+        head = _position(old_pods, new_pods[0]) if old_pods and new_pods else -1
+        if head >= 0 and new_pods[: n - head] == old_pods[head:]:
+            added, removed = list(new_pods[n - head :]), list(old_pods[:head])
+        elif old_pods and new_pods:
             before = set(old_pods)
             after = set(new_pods)
-            added = [p for p in new_pods if p not in before]
-            removed = [p for p in old_pods if p not in after]
+            # Set differences run in C; the usual change (one pod bound or gone) then needs
+            # no Python-level walk of a node that holds thousands of pods.
+            added_set = after - before
+            removed_set = before - after
+            added = [p for p in new_pods if p in added_set] if len(added_set) > 1 else [*added_set]
+            removed = (
+                [p for p in old_pods if p in removed_set]
+                if len(removed_set) > 1
+                else [*removed_set]
+            )
         else:
             added, removed = list(new_pods), list(old_pods)
         for pod_info in removed:

@@ -53,6 +53,7 @@ from ._hints import (
 )
 from ._nominator import Nominator, bare_pod_info
 from ._pod_events import pod_scheduling_properties_change
+from ._pool import UnschedulablePool
 
 __all__ = [
     "BACKOFF_FLUSH_PERIOD",
@@ -134,7 +135,7 @@ class SchedulingQueue:
             active_less=self._active_less,
             pop_from_backoff_q=pop_from_backoff_q,
         )
-        self._unschedulable: dict[str, QueuedPod] = {}
+        self._unschedulable = UnschedulablePool(registrations)
         self._nominator = Nominator()
 
         # In flight: popped and not done. ``_log`` holds, in arrival order, a marker (the
@@ -191,7 +192,7 @@ class SchedulingQueue:
 
     def _hold_gated(self, entry: QueuedPod) -> None:
         entry.was_flushed_from_unschedulable = False
-        self._unschedulable[entry_uid(entry)] = entry
+        self._unschedulable.put(entry_uid(entry), entry)
 
     def _move_to_active(self, entry: QueuedPod, *, from_backoff: bool = False) -> bool:
         """Into activeQ unless PreEnqueue gates it (then into the pool, gated)."""
@@ -204,7 +205,7 @@ class SchedulingQueue:
             return False
         if entry.initial_attempt_timestamp is None:
             entry.initial_attempt_timestamp = self._clock()
-        self._unschedulable.pop(entry_uid(entry), None)
+        self._unschedulable.pop(entry_uid(entry))
         self._active.add_or_update(entry)
         if self.on_incoming is not None:
             self.on_incoming(ACTIVE, self._incoming_event)
@@ -219,7 +220,7 @@ class SchedulingQueue:
                 if self.on_incoming is not None:
                     self.on_incoming(GATED, self._incoming_event)
                 return False
-        self._unschedulable.pop(entry_uid(entry), None)
+        self._unschedulable.pop(entry_uid(entry))
         self._backoff.add(entry)
         if self.on_incoming is not None:
             self.on_incoming(BACKOFF, self._incoming_event)
@@ -228,7 +229,7 @@ class SchedulingQueue:
     def _requeue(self, entry: QueuedPod, strategy: Strategy) -> str:
         """requeueEntityWithQueueingStrategy: where ``entry`` went."""
         if strategy is Strategy.SKIP:
-            self._unschedulable[entry_uid(entry)] = entry
+            self._unschedulable.put(entry_uid(entry), entry)
             if self.on_incoming is not None:
                 self.on_incoming(UNSCHEDULABLE, self._incoming_event)
             return GATED if entry.gated else UNSCHEDULABLE
@@ -304,7 +305,7 @@ class SchedulingQueue:
             strategy = self._worth_requeuing(entry, event, old, new)
             if strategy is Strategy.SKIP:
                 continue
-            self._unschedulable.pop(entry_uid(entry), None)
+            self._unschedulable.pop(entry_uid(entry))
             if self._wakes_pop(self._requeue(entry, strategy)):
                 activated = True
         if self._in_flight:
@@ -401,7 +402,7 @@ class SchedulingQueue:
         self._nominator.delete(pod)
         if self._active.delete(uid) is not None or self._backoff.delete(uid) is not None:
             return
-        if self._unschedulable.pop(uid, None) is not None:
+        if self._unschedulable.pop(uid) is not None:
             return
         if uid in self._in_flight:
             self._deleted_in_flight.add(uid)
@@ -474,7 +475,8 @@ class SchedulingQueue:
                 pooled = self._unschedulable.get(uid)
                 if pooled is None or pooled.gated:
                     continue
-                entry = self._unschedulable.pop(uid)
+                self._unschedulable.pop(uid)
+                entry = pooled
             self._start_attempt(entry, new_cycle=False)
             taken.append(entry)
         return taken
@@ -567,8 +569,9 @@ class SchedulingQueue:
         precheck: Callable[[Pod], bool] | None = None,
     ) -> None:
         """A cluster event: move the pool's pods (those passing ``precheck``) that the
-        hints of their rejecting plugins queue; record it for in-flight pods."""
-        entries: Iterable[QueuedPod] = self._unschedulable.values()  # snapshotted there
+        hints of their rejecting plugins queue; record it for in-flight pods. Only the
+        pods of plugins registered for the event are looked at (the pool's index)."""
+        entries: Iterable[QueuedPod] = self._unschedulable.candidates(event)
         if precheck is not None:
             entries = [entry for entry in entries if precheck(entry.pod)]
         self._move_entries(entries, event, old, new)
@@ -734,7 +737,7 @@ class SchedulingQueue:
 
     def pending_counts(self) -> dict[str, int]:
         """Pending pods by sub-queue, as scheduler_pending_pods counts them."""
-        gated = sum(1 for e in self._unschedulable.values() if e.gated)
+        gated = self._unschedulable.gated
         return {
             ACTIVE: len(self._active),
             BACKOFF: len(self._backoff),
