@@ -28,12 +28,13 @@ HERE = Path(__file__).resolve().parent.parent / "src"
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--base", required=True, help="the A tree's src directory")
+    parser.add_argument("--branch", default=str(HERE), help="the B tree's src directory")
     parser.add_argument("--shape", choices=list(SHAPES), default="small")
     parser.add_argument("--outputs", default="table,json")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--out", default="", help="result file ('' for stdout only)")
     args = parser.parse_args()
-    trees = {"base": str(Path(args.base).resolve()), "branch": str(HERE)}
+    trees = {"base": str(Path(args.base).resolve()), "branch": str(Path(args.branch).resolve())}
     ksched = str(Path(sys.executable).with_name("ksched"))
     runs: dict[str, dict[str, list[dict[str, Any]]]] = {}
     with tempfile.TemporaryDirectory(prefix="sim-ab-") as tmp:
