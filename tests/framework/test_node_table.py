@@ -1,4 +1,4 @@
-"""NodeTable's host-port index follows pods coming and going."""
+"""NodeTable's host-port index and free-room columns follow pods coming and going."""
 
 from __future__ import annotations
 
@@ -25,3 +25,20 @@ def test_port_in_use_follows_pods() -> None:
     table.update_row(1, infos[1])
     assert table.port_in_use("TCP", 80) is None
     assert table.has_ports.tolist() == [False, False, True]
+
+
+def test_free_room_follows_pods() -> None:
+    infos = [NodeInfo.of(make_node(f"n{i}").capacity(cpu="4", pods=3).obj()) for i in range(2)]
+    table = NodeTable(infos)
+    assert table.free_cpu.tolist() == [4000, 4000]
+    assert table.free_pods.tolist() == [3, 3]
+    pod = PodInfo.of(make_pod("p").req(cpu="1500m", memory="1Gi").node("n1").obj())
+    infos[1].add_pod(pod)
+    table.update_row(1, infos[1])
+    assert table.free_cpu.tolist() == [4000, 2500]
+    assert table.free_memory.tolist() == (table.alloc_memory - [0, 1 << 30]).tolist()
+    assert table.free_pods.tolist() == [3, 2]
+    infos[1].remove_pod(pod.pod)
+    table.update_row(1, infos[1])
+    assert table.free_cpu.tolist() == [4000, 4000]
+    assert table.free_pods.tolist() == [3, 3]

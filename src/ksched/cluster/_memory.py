@@ -303,7 +303,9 @@ class InMemoryCluster:
             raise NotFoundError(f"pod {pod.key}: not found")
         if current.spec.node_name:
             raise ValueError(f"pod {pod.key}: already bound to {current.spec.node_name}")
-        status = attrs.evolve(current.status, nominated_node_name=None)
+        status = current.status
+        if status.nominated_node_name is not None:
+            status = attrs.evolve(status, nominated_node_name=None)
         bound = attrs.evolve(
             current, spec=attrs.evolve(current.spec, node_name=node_name), status=status
         )

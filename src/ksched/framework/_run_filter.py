@@ -356,6 +356,19 @@ class FilterRunner(FrameworkBase):
         if mask is None:
             return None
         n = len(nodes)
+        has_nominated = nominated_for is not None and bool(nominated_nodes)
+        if nodes is table.infos and not per_node and not has_nominated and not need_statuses:
+            fast = self._first_passing_rows(mask, start, limit)
+            if fast is not None:
+                processed, feasible_rows = fast
+                return FilterOutcome(
+                    NodeRows(table.infos, feasible_rows),
+                    NodeToStatus(),
+                    processed,
+                    set(),
+                    None,
+                    feasible_rows,
+                )
         if nodes is table.infos:
             rows = np.arange(n, dtype=np.int64)
         else:
@@ -367,7 +380,7 @@ class FilterRunner(FrameworkBase):
         order = np.concatenate((rows[start:], rows[:start])) if start else rows
         ok = mask[order]
         special: BoolArray | None = None
-        if nominated_for is not None and nominated_nodes:
+        if has_nominated:
             marked = np.zeros(len(table), dtype=np.bool_)
             for name in nominated_nodes:
                 row = table.index.get(name)
@@ -465,6 +478,30 @@ class FilterRunner(FrameworkBase):
             error,
             feasible_rows,
         )
+
+    @staticmethod
+    def _first_passing_rows(mask: BoolArray, start: int, limit: int) -> tuple[int, IntArray] | None:
+        """The rows of the first ``limit`` passing nodes of the whole table, examined from
+        row ``start`` on (rotating), and how many rows that examined; None when none pass.
+
+        The same answer as masking the rotated order, without a table-sized gather."""
+        n = len(mask)
+        head = np.flatnonzero(mask[start:])
+        if 0 < limit <= len(head):
+            passing = head[:limit]
+        else:
+            tail = np.flatnonzero(mask[:start])
+            if not len(head) and not len(tail):
+                return None
+            passing = np.concatenate((head, tail + (n - start)))
+            if not 0 < limit <= len(passing):
+                rows = passing + start
+                rows[rows >= n] -= n
+                return n, rows
+            passing = passing[:limit]
+        rows = passing + start
+        rows[rows >= n] -= n
+        return int(passing[-1]) + 1, rows
 
     async def _check_candidates_async(
         self,

@@ -226,8 +226,8 @@ class Framework(FilterRunner):
                     return ScoreOutcome.failed(fault_status(sp.name, "NormalizeScore", exc))
                 if status is not None and not status.is_success:
                     return ScoreOutcome.failed(status.with_plugin(sp.name))
-            out_of_range = np.flatnonzero((values > MAX_NODE_SCORE) | (values < MIN_NODE_SCORE))
-            if len(out_of_range):
+            if len(values) and (values.max() > MAX_NODE_SCORE or values.min() < MIN_NODE_SCORE):
+                out_of_range = np.flatnonzero((values > MAX_NODE_SCORE) | (values < MIN_NODE_SCORE))
                 value = int(values[out_of_range[0]])
                 message = (
                     f"plugin {sp.name!r} returns an invalid score {value}, it should in the "

@@ -48,6 +48,10 @@ class NodeTable:
         "alloc_ephemeral",
         "alloc_memory",
         "alloc_pods",
+        "free_cpu",
+        "free_ephemeral",
+        "free_memory",
+        "free_pods",
         "hard_tainted",
         "has_ports",
         "index",
@@ -84,6 +88,10 @@ class NodeTable:
         self.alloc_ephemeral, self.alloc_pods = ints(), ints()
         self.req_cpu, self.req_memory, self.req_ephemeral = ints(), ints(), ints()
         self.nonzero_cpu, self.nonzero_memory, self.pod_count = ints(), ints(), ints()
+        # allocatable minus requested (and pod slots left), kept with the row: Filter
+        # compares against them without a table-sized temporary per pod.
+        self.free_cpu, self.free_memory, self.free_ephemeral = ints(), ints(), ints()
+        self.free_pods = ints()
         self.unschedulable, self.hard_tainted, self.soft_tainted = flags(), flags(), flags()
         self._scalars: dict[str, tuple[IntArray, IntArray]] = {}
         self._labels: dict[str, npt.NDArray[np.object_]] = {}
@@ -135,6 +143,10 @@ class NodeTable:
         self.nonzero_cpu[row] = nonzero.milli_cpu
         self.nonzero_memory[row] = nonzero.memory
         self.pod_count[row] = len(info.pods)
+        self.free_cpu[row] = alloc.milli_cpu - req.milli_cpu
+        self.free_memory[row] = alloc.memory - req.memory
+        self.free_ephemeral[row] = alloc.ephemeral_storage - req.ephemeral_storage
+        self.free_pods[row] = alloc.allowed_pod_number - len(info.pods)
         for name, (alloc_col, req_col) in self._scalars.items():
             alloc_col[row] = alloc.scalar.get(name, 0)
             req_col[row] = req.scalar.get(name, 0)

@@ -103,7 +103,10 @@ def balanced_resource_score(entries: Sequence[tuple[int, int, int]]) -> int:
 def balanced_resource_scores(columns: Sequence[tuple[IntArray, IntArray, int]]) -> IntArray:
     """:func:`balanced_resource_score` for nodes that have every resource of ``columns``
     (no zero allocatable), with the same float operations in the same order."""
-    fractions = [np.minimum(req / np.where(cap != 0, cap, 1), 1.0) for req, cap, _ in columns]
+    fractions = [
+        np.minimum(req / (cap if cap.all() else np.where(cap != 0, cap, 1)), 1.0)
+        for req, cap, _ in columns
+    ]
     count = len(columns[0][0]) if columns else 0
     std = np.zeros(count)
     if len(fractions) == 2:
@@ -177,6 +180,8 @@ class NodeResourcesBalancedAllocation:
         if not columns:
             return None
         scores = balanced_resource_scores(columns)
+        if all(cap.all() for _, cap, _ in columns):
+            return scores
         complete = np.logical_and.reduce([cap != 0 for _, cap, _ in columns])
         for i in np.flatnonzero(~complete).tolist():
             # a node lacking a resource has fewer fractions: score it as one

@@ -9,7 +9,6 @@ node, and hands it to a binding cycle without waiting for it.
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Sequence
 
 import anyio
@@ -78,9 +77,10 @@ class SchedulingCycle(BindingCycle):
         self._begin_attempt(qpi, started)
         state = CycleState.for_attempt(self.metrics)
         try:
-            with anyio.fail_after(
-                self.plugin_timeout if fw.filters_async or fw.scores_async else math.inf
-            ):
+            if fw.filters_async or fw.scores_async:
+                with anyio.fail_after(self.plugin_timeout):
+                    result = await self._scheduling_cycle(fw, state, qpi)
+            else:  # plain def plugins cannot hang on the loop: no cancel scope per pod
                 result = await self._scheduling_cycle(fw, state, qpi)
         except TimeoutError:
             result = Failure(

@@ -142,13 +142,13 @@ class NodeResourcesFit:
         if s is None:
             return None
         request = s.request
-        mask: BoolArray = table.pod_count < table.alloc_pods
+        mask: BoolArray = table.free_pods > 0
         if request.milli_cpu > 0:
-            mask &= request.milli_cpu <= table.alloc_cpu - table.req_cpu
+            mask &= request.milli_cpu <= table.free_cpu
         if request.memory > 0:
-            mask &= request.memory <= table.alloc_memory - table.req_memory
+            mask &= request.memory <= table.free_memory
         if request.ephemeral_storage > 0:
-            mask &= request.ephemeral_storage <= table.alloc_ephemeral - table.req_ephemeral
+            mask &= request.ephemeral_storage <= table.free_ephemeral
         for name, qty in s.checked_scalars:
             alloc_col, req_col = table.scalar(name)
             mask &= qty <= alloc_col - req_col

@@ -111,16 +111,17 @@ class ResourceAllocationScorer:
         out = []
         for (kind, name, weight), pod_req in zip(self._plan, pod_request_list, strict=True):
             if kind == _KIND_CPU:
-                a, r = table.alloc_cpu[rows], cpu_usage[rows] + pod_req
+                a, r = table.alloc_cpu.take(rows), cpu_usage.take(rows)
             elif kind == _KIND_MEMORY:
-                a, r = table.alloc_memory[rows], memory_usage[rows] + pod_req
+                a, r = table.alloc_memory.take(rows), memory_usage.take(rows)
             elif kind == _KIND_EPHEMERAL:
-                a, r = table.alloc_ephemeral[rows], table.req_ephemeral[rows] + pod_req
+                a, r = table.alloc_ephemeral.take(rows), table.req_ephemeral.take(rows)
             elif kind == _KIND_SCALAR and pod_req != 0:
                 alloc_col, req_col = table.scalar(name)
-                a, r = alloc_col[rows], req_col[rows] + pod_req
+                a, r = alloc_col.take(rows), req_col.take(rows)
             else:
                 continue
+            r += pod_req  # a fresh array from take(): add in place
             out.append((r, a, weight))
         return out
 
@@ -141,6 +142,8 @@ def least_resource_score(entries: Sequence[tuple[int, int, int]]) -> int:
 
 def least_resource_scores(columns: Sequence[tuple[IntArray, IntArray, int]]) -> IntArray:
     """:func:`least_resource_score` over columns from ``gather_columns``."""
+    if all(cap.all() for _, cap, _ in columns):
+        return _least_resource_scores_complete(columns)
     node_score: IntArray = np.zeros(len(columns[0][0]), dtype=np.int64)
     weight_sum = np.zeros_like(node_score)
     for req, cap, w in columns:
@@ -149,6 +152,30 @@ def least_resource_scores(columns: Sequence[tuple[IntArray, IntArray, int]]) -> 
         node_score += free * MAX_NODE_SCORE // np.where(present, cap, 1) * w
         weight_sum += present * w
     return np.where(weight_sum > 0, node_score // np.maximum(weight_sum, 1), 0)
+
+
+def _least_resource_scores_complete(columns: Sequence[tuple[IntArray, IntArray, int]]) -> IntArray:
+    """:func:`least_resource_scores` when every node has every resource (no allocatable
+    of 0, the common case): the same integer arithmetic in place, no masks."""
+    node_score: IntArray | None = None
+    weight_sum = 0
+    for req, cap, w in columns:
+        free = cap - req
+        np.maximum(free, 0, out=free)  # requested beyond the allocatable scores 0
+        free *= MAX_NODE_SCORE
+        free //= cap
+        if w != 1:
+            free *= w
+        if node_score is None:
+            node_score = free
+        else:
+            node_score += free
+        weight_sum += w
+    assert node_score is not None
+    if weight_sum <= 0:
+        return np.zeros(len(node_score), dtype=np.int64)
+    node_score //= weight_sum
+    return node_score
 
 
 def most_resource_scores(columns: Sequence[tuple[IntArray, IntArray, int]]) -> IntArray:

@@ -1,0 +1,37 @@
+"""The batch Filter's rotated scan: the first ``limit`` passing rows from ``start`` on."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ksched.framework._run_filter import FilterRunner
+
+
+def _reference(mask: np.ndarray, start: int, limit: int) -> tuple[int, list[int]] | None:
+    """The per-node loop: walk the rotated order, stop at ``limit`` passing nodes."""
+    n = len(mask)
+    passing: list[int] = []
+    for i in range(n):
+        row = (start + i) % n
+        if mask[row]:
+            passing.append(row)
+            if len(passing) == limit:
+                return i + 1, passing
+    return (n, passing) if passing else None
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_matches_the_rotated_walk(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 60))
+    mask = rng.random(n) < rng.choice([0.0, 0.1, 0.5, 1.0])
+    for start in range(n):
+        for limit in (1, 2, 5, n, n + 3):
+            got = FilterRunner._first_passing_rows(mask, start, limit)
+            want = _reference(mask, start, limit)
+            if want is None:
+                assert got is None
+                continue
+            assert got is not None
+            assert (got[0], got[1].tolist()) == want
