@@ -60,6 +60,14 @@ def short(reason: str) -> str:
     return reason.replace(f"{WORKLOADS}/", "").replace("misc/../", "").replace("../", "")
 
 
+def _threshold(row: dict[str, Any]) -> str:
+    metric = row.get("metricThreshold")
+    if metric is not None:
+        bound = "≤" if metric["expectLower"] else "≥"
+        return f"{metric['name']} {metric['dataBucket']} {bound} {metric['value']:g} ms"
+    return str(row.get("threshold") or "")
+
+
 def run_one(file: Path, name: str, backend: str, timeout: float) -> dict[str, Any]:
     cmd = [sys.executable, "-m", "ksched.bench", str(file), "--name", name]
     cmd += ["--output", "json", "--backend", backend]
@@ -75,6 +83,19 @@ def run_one(file: Path, name: str, backend: str, timeout: float) -> dict[str, An
     average = float(result["throughput"]["average"])
     threshold = result.get("threshold")
     status = ("ok" if average >= threshold else "below") if threshold else "no threshold"
+    metric = result.get("thresholdMetric")
+    if metric is not None:
+        data = metric.get("data")
+        if not data:
+            status = "metric not observed"
+        else:
+            value = data[metric["dataBucket"]]
+            ok = (
+                value <= metric["threshold"]
+                if metric["expectLower"]
+                else value >= metric["threshold"]
+            )
+            status = f"{'ok' if ok else 'missed'}: {metric['dataBucket']} {value:.2f} ms"
     return {"status": status, "podsPerSecond": average, "result": result}
 
 
@@ -109,8 +130,15 @@ def main() -> int:
                     "workload": name,
                     "threshold": workload.threshold,
                 }
-                if workload.other_threshold is not None:
-                    row["otherThreshold"] = list(workload.other_threshold)
+                if workload.metric_threshold is not None:
+                    m = workload.metric_threshold
+                    row["metricThreshold"] = {
+                        "name": m.name,
+                        "labels": dict(m.labels),
+                        "dataBucket": m.data_bucket,
+                        "expectLower": m.expect_lower,
+                        "value": m.value,
+                    }
                 try:
                     planned = plan(case, workload)
                 except WorkloadError as exc:
@@ -139,7 +167,7 @@ def main() -> int:
         status = row["status"] + (f" ({row['reason']})" if "reason" in row else "")
         print(
             f"| {row['file'].split('/')[0]} | {row['workload']} | {row.get('nodes', '')} | "
-            f"{'' if pods is None else f'{pods:.1f}'} | {row.get('threshold') or ''} | "
+            f"{'' if pods is None else f'{pods:.1f}'} | {_threshold(row)} | "
             f"{status} |"
         )
     print(f"\n{skipped} workloads above --max-nodes {args.max_nodes} not run.")

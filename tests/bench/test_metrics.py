@@ -6,7 +6,7 @@ import pytest
 
 from ksched import SchedulingEvent
 from ksched.bench import Throughput
-from ksched.bench._metrics import Collector, percentile, throughput_samples
+from ksched.bench._metrics import Collector, histogram_data, percentile, throughput_samples
 
 
 def test_percentile_is_upstreams_ceil_index() -> None:
@@ -84,3 +84,26 @@ def test_gang_release_is_not_an_attempt() -> None:
     c(event("Bound", "m/a", 2.0))
     assert c.attempts == 2 and c.latencies == [1.0, 1.0]
     assert c.bound == {"m": 2}
+
+
+def test_histogram_data_over_a_window_in_milliseconds() -> None:
+    # Prometheus bucketQuantile: bounds 1, 2, 4 s; in the window two samples <= 1 s and
+    # two in (1, 2] (sum 5 s). Perc50: rank 2 ends the first bucket -> 1 s; Perc90: rank
+    # 3.6 is 0.8 of the way through the second bucket -> 1.8 s.
+    bounds = [1.0, 2.0, 4.0]
+    before = [1.0, 0.0, 0.0, 0.0, 0.5]  # one earlier sample, outside the window
+    after = [3.0, 2.0, 0.0, 0.0, 5.5]
+    data = histogram_data(bounds, before, after)
+    assert data == pytest.approx(
+        {"Average": 1250.0, "Perc50": 1000.0, "Perc90": 1800.0, "Perc95": 1900.0, "Perc99": 1980.0}
+    )
+
+
+def test_histogram_data_of_an_empty_window_and_of_the_inf_bucket() -> None:
+    bounds = [0.001, 0.002]
+    assert histogram_data(bounds, [1.0, 0.0, 0.0, 0.1], [1.0, 0.0, 0.0, 0.1]) is None
+    # every sample above the last bound: the quantiles read the highest finite bound
+    data = histogram_data(bounds, [0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 4.0, 0.04])
+    assert data is not None
+    assert data["Perc99"] == pytest.approx(2.0)
+    assert data["Average"] == pytest.approx(10.0)

@@ -516,3 +516,67 @@ async def test_group_preemption_prefers_victims_no_budget_protects() -> None:
         assert sorted(cluster.evicted) == ["default/low-n2", "default/low-n3"]
         assert sorted(str(bound_to(cluster, f"h{i}")) for i in range(2)) == ["n2", "n3"]
         assert sched.idle
+
+
+# ---- pod-group metrics -------------------------------------------------------------------
+
+
+def _sample(metrics: Any, name: str, **labels: str) -> float:
+    value = metrics.registry.get_sample_value(name, labels)
+    return 0.0 if value is None else float(value)
+
+
+async def test_pod_group_cycles_are_counted_by_result() -> None:
+    """metrics.go podGroupScheduleAttempts / podGroupSchedulingLatency (result, profile)
+    and PodGroupSchedulingAlgorithmLatency: one observation per pod-group cycle, not per
+    member. The gang first fails (unschedulable), then binds whole (scheduled)."""
+    from ksched.observability import SchedulerMetrics
+
+    metrics = SchedulerMetrics()
+    cluster = InMemoryCluster()
+    async with start(cluster, config(preemption=False), metrics=metrics):
+        await cluster.add_node(node("n1", "2"))
+        cluster.apply(pod_group("g", 3))
+        for i in range(3):
+            await cluster.add_pod(member(f"m{i}", "g"))
+        await settle()
+        name = "scheduler_podgroup_schedule_attempts_total"
+        assert _sample(metrics, name, result="unschedulable", profile=PROFILE) == 1
+        assert _sample(metrics, name, result="scheduled", profile=PROFILE) == 0
+        await cluster.add_node(node("n2", "2"))
+        for i in range(3):
+            await cluster.wait_bound(f"default/m{i}", timeout=5)
+    assert _sample(metrics, name, result="scheduled", profile=PROFILE) == 1
+    duration = "scheduler_podgroup_scheduling_attempt_duration_seconds_count"
+    assert _sample(metrics, duration, result="scheduled", profile=PROFILE) == 1
+    assert _sample(metrics, duration, result="unschedulable", profile=PROFILE) == 1
+    algorithm = "scheduler_podgroup_scheduling_algorithm_duration_seconds_count"
+    assert _sample(metrics, algorithm) == 2
+    # the members' own attempts are still counted pod by pod
+    assert (
+        _sample(metrics, "scheduler_schedule_attempts_total", result="scheduled", profile=PROFILE)
+        == 3
+    )
+
+
+async def test_a_gang_that_preempts_is_waiting_on_preemption() -> None:
+    from ksched.observability import SchedulerMetrics
+
+    metrics = SchedulerMetrics()
+    cluster = InMemoryCluster()
+    async with start(cluster, metrics=metrics):
+        await cluster.add_node(node("n1", "2"))
+        await cluster.add_node(node("n2", "2"))
+        for i in range(4):
+            await cluster.add_pod(make_pod(f"low{i}").req(cpu="1").obj())
+        for i in range(4):
+            await cluster.wait_bound(f"default/low{i}", timeout=5)
+        cluster.apply(pod_group("hi", 2))
+        for i in range(2):
+            await cluster.add_pod(member(f"h{i}", "hi", cpu="2", priority=100))
+        for i in range(2):
+            await cluster.wait_bound(f"default/h{i}", timeout=5)
+    name = "scheduler_podgroup_schedule_attempts_total"
+    assert _sample(metrics, name, result="waiting_on_preemption", profile=PROFILE) == 1
+    assert _sample(metrics, name, result="scheduled", profile=PROFILE) == 1
+    assert _sample(metrics, name, result="unschedulable", profile=PROFILE) == 0

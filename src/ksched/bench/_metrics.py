@@ -23,6 +23,7 @@ from ..scheduler import SchedulingEvent
 __all__ = [
     "Collector",
     "Throughput",
+    "histogram_data",
     "peak_rss_bytes",
     "percentile",
     "throughput_samples",
@@ -73,6 +74,46 @@ def throughput_samples(
                 last_count, last_time, skipped = scheduled, tick, 0
         tick += interval
     return samples
+
+
+def _bucket_quantile(q: float, bounds: Sequence[float], counts: Sequence[float]) -> float:
+    """Prometheus' bucketQuantile over per-bucket counts (the last bucket: +Inf): linear
+    interpolation inside the bucket holding the rank; the highest finite bound when the
+    rank falls in +Inf (component-base testutil HistogramVec.Quantile)."""
+    total = sum(counts)
+    rank = q * total
+    cumulative = 0.0
+    for i, count in enumerate(counts):
+        if cumulative + count >= rank and count > 0:
+            if i == len(bounds):
+                return bounds[-1]
+            start = bounds[i - 1] if i > 0 else 0.0
+            if i == 0 and bounds[0] <= 0:
+                return bounds[0]
+            return start + (bounds[i] - start) * ((rank - cumulative) / count)
+        cumulative += count
+    return bounds[-1] if bounds else 0.0
+
+
+def histogram_data(
+    bounds: Sequence[float], before: Sequence[float], after: Sequence[float]
+) -> dict[str, float] | None:
+    """util.go collectHistogramVec: a histogram's data items over a window, in
+    milliseconds (``before``/``after``: counts per bucket, +Inf last, then the sum).
+    None when nothing was observed in the window."""
+    delta = [a - b for a, b in zip(after, before, strict=True)]
+    counts, total = delta[:-1], delta[-1]
+    n = sum(counts)
+    if n <= 0:
+        return None
+    ms = 1000.0
+    return {
+        "Perc50": _bucket_quantile(0.50, bounds, counts) * ms,
+        "Perc90": _bucket_quantile(0.90, bounds, counts) * ms,
+        "Perc95": _bucket_quantile(0.95, bounds, counts) * ms,
+        "Perc99": _bucket_quantile(0.99, bounds, counts) * ms,
+        "Average": total / n * ms,
+    }
 
 
 @attrs.frozen(kw_only=True)

@@ -22,16 +22,19 @@ import attrs
 from ..api import KubeObject, Namespace, Node, Pod, read_object
 from ..cluster import InMemoryCluster, object_key
 from ..config import SchedulerConfig, load_config, parse_config
+from ..observability import SchedulerMetrics
 from ..scheduler import Scheduler
 from ._barrier import wait_barrier
 from ._delete import DeletePods, delete_pods
 from ._dra import CreateResourceDriver, resource_slices
 from ._errors import WorkloadError
-from ._metrics import Collector, Throughput, peak_rss_bytes, percentile
+from ._metrics import Collector, Throughput, histogram_data, peak_rss_bytes, percentile
 from ._steady import SIGNATURE_LABEL, create_steadily, signature_value
 from ._template import ObjectTemplate
+from ._testcase import MetricThreshold
 from ._update import UpdateAny, update_any
 from ._workload import (
+    COLLECTED_METRICS,
     DEFAULT_NODE,
     DEFAULT_POD,
     Barrier,
@@ -94,6 +97,10 @@ class RunResult:
     """Seconds per extension point in the measured phase (None: the engine does not say)."""
     batched_pods: int | None = None
     """Measured pods placed on an opportunistic-batching hint (None: batching off)."""
+    metric_threshold: MetricThreshold | None = None
+    """The workload's threshold on another metric than throughput, when ksched records it."""
+    metric_data: Mapping[str, float] | None = None
+    """That metric's data items over the measured window, in ms (None: not observed)."""
 
 
 def _kind(obj: KubeObject) -> str:
@@ -112,6 +119,9 @@ class _Runner:
         self.pod_serial = 0
         self.measured: tuple[float, float, list[float], list[float], int, bool] | None = None
         self.scheduler: Scheduler | None = None
+        self.metrics: SchedulerMetrics | None = None
+        self.histogram_at_start: list[float] | None = None
+        self.metric_data: dict[str, float] | None = None
         self.extension_points: dict[str, float] | None = None
         self.batched_at_start = 0
         self.where = f"{plan.test_case.name}/{plan.workload.name}"
@@ -348,6 +358,10 @@ class _Runner:
             self.scheduler.extension_point_seconds.clear()
             self.scheduler.attempt_seconds = 0.0
             self.batched_at_start = _batched_pods(self.scheduler)
+        chosen = self.plan.workload.metric_threshold
+        if self.metrics is not None and chosen is not None:
+            # upstream resets the registry when the window opens; a window is a difference
+            _, self.histogram_at_start = self.metrics.histogram_totals(chosen.name, chosen.labels)
 
     def stop_window(self) -> None:
         """Close the measured window and keep its figures (the last window's are reported)."""
@@ -356,6 +370,10 @@ class _Runner:
         end = c.stop_measuring()
         if self.scheduler is not None:
             self.extension_points = _extension_points(self.scheduler)
+        chosen = self.plan.workload.metric_threshold
+        if self.metrics is not None and chosen is not None and self.histogram_at_start:
+            bounds, now = self.metrics.histogram_totals(chosen.name, chosen.labels)
+            self.metric_data = histogram_data(bounds, self.histogram_at_start, now)
         self.measured = (
             start_time,
             end,
@@ -467,10 +485,14 @@ async def run_plan(
 
     collector = Collector(labels_of)
     runner = _Runner(plan, cluster, collector)
+    chosen = plan.workload.metric_threshold
+    if chosen is not None and chosen.name in COLLECTED_METRICS:
+        runner.metrics = SchedulerMetrics()
     scheduler = Scheduler.open(
         _config(plan),
         cluster,
         observer=collector,
+        metrics=runner.metrics,
         seed=seed,
         timings=True,
         opportunistic_batching=opportunistic_batching(plan),
@@ -504,6 +526,8 @@ async def run_plan(
         notes=plan.notes,
         extension_points=runner.extension_points,
         batched_pods=batched if running.opportunistic_batching else None,
+        metric_threshold=chosen if runner.metrics is not None else None,
+        metric_data=runner.metric_data,
     )
 
 

@@ -38,10 +38,30 @@ def to_json(result: RunResult) -> dict[str, Any]:
         out["threshold"] = int(t) if t.is_integer() else t
     if result.batched_pods:
         out["batchedPods"] = result.batched_pods
+    chosen = result.metric_threshold
+    if chosen is not None:
+        data = result.metric_data
+        out["thresholdMetric"] = {
+            "name": chosen.name,
+            "labels": dict(chosen.labels),
+            "dataBucket": chosen.data_bucket,
+            "expectLower": chosen.expect_lower,
+            "threshold": chosen.value,
+            "unit": "ms",
+            "data": {k: _round(v, 3) for k, v in data.items()} if data else None,
+        }
     return out
 
 
 def _verdict(result: RunResult) -> str:
+    chosen = result.metric_threshold
+    if chosen is not None:
+        data = result.metric_data
+        if not data:
+            return f"{chosen.value:g} ms (not observed)"
+        value = data[chosen.data_bucket]
+        verdict = "within" if chosen.holds(value) else "MISSED"
+        return f"{value:.2f} ms vs {chosen.value:g} ({verdict})"
     if result.threshold is None:
         return "-"
     ok = result.throughput.average > result.threshold
@@ -104,6 +124,13 @@ def print_table(results: Sequence[RunResult]) -> None:
             )
         if r.batched_pods:
             notes.append(f"{label}: {r.batched_pods} measured pods placed on a batching hint")
+        if r.metric_threshold is not None:
+            m = r.metric_threshold
+            picked = ",".join(f"{k}={v}" for k, v in sorted(m.labels.items()))
+            notes.append(
+                f"{label}: threshold on {m.name}{{{picked}}} {m.data_bucket} "
+                f"({'at most' if m.expect_lower else 'at least'} {m.value:g} ms)"
+            )
         notes.extend(f"{label}: {n}" for n in r.notes)
     console = Console()
     console.print(table)

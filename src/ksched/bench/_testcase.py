@@ -20,6 +20,7 @@ from ._errors import WorkloadError
 __all__ = [
     "DEFAULT_NODE",
     "DEFAULT_POD",
+    "MetricThreshold",
     "Params",
     "TestCase",
     "Workload",
@@ -70,9 +71,29 @@ class Workload:
     labels: tuple[str, ...] = ()
     threshold: float | None = None
     feature_gates: Mapping[str, bool] = attrs.field(factory=dict)
-    other_threshold: tuple[str, float] | None = None
-    """A threshold on another metric than SchedulingThroughput (thresholdMetricSelector):
-    the metric's name and the value; ksched does not compare it."""
+    metric_threshold: MetricThreshold | None = None
+    """A threshold on another metric than SchedulingThroughput (thresholdMetricSelector)."""
+
+
+DATA_BUCKETS = ("Average", "Perc50", "Perc90", "Perc95", "Perc99")
+"""util.go collectHistogramVec: the data items of a histogram metric, in milliseconds."""
+
+
+@attrs.frozen(kw_only=True)
+class MetricThreshold:
+    """scheduler_perf.go thresholdMetricSelector with its workload's threshold: the
+    histogram metric (its labels) whose ``data_bucket`` is compared with ``value``, in
+    milliseconds; at most ``value`` when ``expect_lower``, else at least."""
+
+    name: str
+    value: float
+    labels: Mapping[str, str] = attrs.field(factory=dict)
+    data_bucket: str = "Average"
+    expect_lower: bool = False
+
+    def holds(self, measured: float) -> bool:
+        """Whether ``measured`` (ms) meets the threshold."""
+        return measured <= self.value if self.expect_lower else measured >= self.value
 
 
 THROUGHPUT = "SchedulingThroughput"
@@ -170,14 +191,35 @@ def load_test_cases(path: str | Path) -> list[TestCase]:
             if threshold is not None and threshold < 0:
                 raise WorkloadError(f"{where}/{wname}: threshold: should be non-negative")
             metric = THROUGHPUT
-            if w.get("thresholdMetricSelector") is not None:
-                chosen = mapping(
-                    w["thresholdMetricSelector"], f"{where}/{wname}: thresholdMetricSelector"
-                )
-                metric = str(chosen.get("name") or THROUGHPUT)
             other = None
-            if metric != THROUGHPUT and threshold:
-                other, threshold = (metric, float(threshold)), None
+            selector = w.get("thresholdMetricSelector") or raw.get("defaultThresholdMetricSelector")
+            if selector is not None:
+                chosen = mapping(selector, f"{where}/{wname}: thresholdMetricSelector")
+                metric = str(chosen.get("name") or THROUGHPUT)
+                bucket = str(chosen.get("dataBucket") or "")
+                if metric != THROUGHPUT and not bucket:
+                    raise WorkloadError(
+                        f"{where}/{wname}: dataBucket should be set for metric {metric}"
+                    )
+                if bucket and bucket not in DATA_BUCKETS:
+                    raise WorkloadError(
+                        f"{where}/{wname}: thresholdMetricSelector.dataBucket: "
+                        f"expected one of {', '.join(DATA_BUCKETS)}, got {bucket!r}"
+                    )
+                if metric != THROUGHPUT and threshold:
+                    other = MetricThreshold(
+                        name=metric,
+                        value=float(threshold),
+                        labels={
+                            str(k): str(v)
+                            for k, v in mapping(
+                                chosen.get("labels"), f"{where}/{wname}: labels"
+                            ).items()
+                        },
+                        data_bucket=bucket,
+                        expect_lower=bool(chosen.get("expectLower", False)),
+                    )
+                    threshold = None
             workloads.append(
                 Workload(
                     name=wname,
@@ -185,7 +227,7 @@ def load_test_cases(path: str | Path) -> list[TestCase]:
                     labels=strings(w.get("labels"), f"{where}/{wname}: labels"),
                     threshold=float(threshold) if threshold else None,
                     feature_gates=_gates(w.get("featureGates"), f"{where}/{wname}: featureGates"),
-                    other_threshold=other,
+                    metric_threshold=other,
                 )
             )
         if not workloads:

@@ -453,10 +453,28 @@ def plan(case: TestCase, workload: Workload) -> Plan:
     if ignored:
         listed = ", ".join(f"{k}={str(v).lower()}" for k, v in sorted(ignored.items()))
         notes.append(f"featureGates ignored (not ksched features): {listed}")
-    if workload.other_threshold is not None:
-        metric, value = workload.other_threshold
-        notes.append(f"threshold {value:g} on {metric} not compared (ksched compares throughput)")
+    chosen = workload.metric_threshold
+    if chosen is not None and chosen.name not in COLLECTED_METRICS:
+        notes.append(
+            f"threshold {chosen.value:g} on {chosen.name} not compared "
+            "(ksched does not record that metric)"
+        )
     return Plan(test_case=case, workload=workload, ops=tuple(ops), notes=tuple(notes))
+
+
+COLLECTED_METRICS = frozenset(
+    {
+        "scheduler_scheduling_attempt_duration_seconds",
+        "scheduler_scheduling_algorithm_duration_seconds",
+        "scheduler_pod_scheduling_sli_duration_seconds",
+        "scheduler_framework_extension_point_duration_seconds",
+        "scheduler_plugin_execution_duration_seconds",
+        "scheduler_permit_wait_duration_seconds",
+        "scheduler_podgroup_scheduling_attempt_duration_seconds",
+        "scheduler_podgroup_scheduling_algorithm_duration_seconds",
+    }
+)
+"""Histogram metrics a threshold may name: ksched records them (SchedulerMetrics)."""
 
 
 KNOWN_FEATURE_GATES = frozenset({"OpportunisticBatching", "GangScheduling", "GenericWorkload"})

@@ -66,6 +66,13 @@ class MetricsRecorder(Protocol):
     def algorithm(self, seconds: float) -> None:
         """How long finding a node took (schedulePod)."""
 
+    def pod_group_attempt(self, result: str, profile: str, seconds: float) -> None:
+        """A pod-group cycle ended: ``scheduled``, ``unschedulable``,
+        ``waiting_on_preemption`` or ``error``."""
+
+    def pod_group_algorithm(self, seconds: float) -> None:
+        """How long placing a pod group's members took."""
+
     def scheduled(self, attempts: int, since_first_queued: float) -> None:
         """A pod was bound after ``attempts`` attempts."""
 

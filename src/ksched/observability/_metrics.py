@@ -262,6 +262,26 @@ class SchedulerMetrics:
             exponential_buckets(0.0001, 2, 17),
             ["extender", "verb", "result"],
         )
+        # Pod-group cycles (GenericWorkload; metrics.go podGroupScheduleAttempts,
+        # podGroupSchedulingLatency, PodGroupSchedulingAlgorithmLatency).
+        self.podgroup_schedule_attempts = _Counter(
+            "scheduler_podgroup_schedule_attempts",
+            "Number of attempts to schedule pod group, by the result. 'unschedulable' means "
+            "a pod group could not be scheduled, while 'error' means an internal scheduler "
+            "problem.",
+            ["result", "profile"],
+        )
+        self.podgroup_scheduling_attempt_duration = _Histogram(
+            "scheduler_podgroup_scheduling_attempt_duration_seconds",
+            "Pod group scheduling attempt latency in seconds",
+            ms,
+            ["result", "profile"],
+        )
+        self.podgroup_scheduling_algorithm_duration = _Histogram(
+            "scheduler_podgroup_scheduling_algorithm_duration_seconds",
+            "Pod group scheduling algorithm latency in seconds",
+            ms,
+        )
         self._recorded: list[_Counter | _Histogram | _EvaluationCounter] = [
             self.schedule_attempts,
             self.scheduling_attempt_duration,
@@ -276,6 +296,9 @@ class SchedulerMetrics:
             self.queue_incoming_pods,
             self.permit_wait_duration,
             self.extender_request_duration,
+            self.podgroup_schedule_attempts,
+            self.podgroup_scheduling_attempt_duration,
+            self.podgroup_scheduling_algorithm_duration,
         ]
         self._state: Callable[[], Mapping[str, Any]] | None = None
         self.registry.register(_Families(self))
@@ -297,6 +320,16 @@ class SchedulerMetrics:
     def algorithm(self, seconds: float) -> None:
         """schedulePod's duration (scheduling_algorithm_duration_seconds)."""
         self.scheduling_algorithm_duration.observe((), seconds)
+
+    def pod_group_attempt(self, result: str, profile: str, seconds: float) -> None:
+        """A pod-group cycle ended (PodGroupScheduled and friends): ``result`` is
+        ``scheduled``, ``unschedulable``, ``waiting_on_preemption`` or ``error``."""
+        self.podgroup_schedule_attempts.inc((result, profile))
+        self.podgroup_scheduling_attempt_duration.observe((result, profile), seconds)
+
+    def pod_group_algorithm(self, seconds: float) -> None:
+        """How long placing a pod group's members took (the pod-group algorithm)."""
+        self.podgroup_scheduling_algorithm_duration.observe((), seconds)
 
     def scheduled(self, attempts: int, since_first_queued: float) -> None:
         """A pod bound: its attempts and its SLI duration (attempts label as upstream:
@@ -353,6 +386,33 @@ class SchedulerMetrics:
             self.plugin_evaluation.add(point, profile, plugins, count)
 
     # ---- collection -----------------------------------------------------------------------
+
+    def histogram_totals(
+        self, name: str, labels: Mapping[str, str] | None = None
+    ) -> tuple[list[float], list[float]]:
+        """A histogram's bucket bounds and its counts summed over the series whose labels
+        match ``labels`` (all series when None): a count per bucket, the last for +Inf,
+        then the sum of the observed values.
+
+        Raises:
+            KeyError: no histogram of that name (without ``_bucket``/``_count`` suffix).
+        """
+        for metric in self._recorded:
+            if isinstance(metric, _Histogram) and metric.name == name:
+                break
+        else:
+            raise KeyError(name)
+        want = [
+            (metric.labels.index(k), v) for k, v in (labels or {}).items() if k in metric.labels
+        ]
+        if labels and len(want) != len(labels):
+            return list(metric.bounds), [0.0] * (len(metric.bounds) + 2)
+        total = [0.0] * (len(metric.bounds) + 2)
+        for key, series in metric.series.items():
+            if all(key[i] == v for i, v in want):
+                for i, x in enumerate(series):
+                    total[i] += x
+        return list(metric.bounds), total
 
     def families(self) -> Iterator[Metric]:
         """Every metric family, as the registry collects them."""

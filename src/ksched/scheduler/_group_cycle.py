@@ -2,7 +2,8 @@
 
 # pkg/scheduler/schedule_one_podgroup.go (podGroupInfoForPod, podGroupCycle,
 # podGroupSchedulingDefaultAlgorithm, applyPodGroupAlgorithmResult) and
-# algorithm_podgroup.go (podGroupPotentiallyFeasible), newest upstream
+# algorithm_podgroup.go (podGroupPotentiallyFeasible), newest upstream; the pod-group
+# metrics as podGroupCycle / submitPodGroupAlgorithmResult record them
 When the loop pops a member of a gang, the group's other pending members join it. Each
 member in turn (priority, then first attempt) runs PreFilter to Score against the cycle's
 snapshot and Reserve; a placed member is added to the snapshot only, so the next member
@@ -92,14 +93,25 @@ class GroupCycle(SchedulingCycle, GroupPreemption):
             raise
         if self.timings:
             self.attempt_seconds += self._now() - started
+        if self.metrics is not None:
+            self.metrics.pod_group_algorithm(self._now() - started)
         if verdict.is_success:
-            await self._submit_group(fw, plugin, group, members, started)
-            return
-        await self._revert(fw, members)
-        plan = None
-        if verdict.is_rejected and fw.has_post_filter_plugins:
-            plan = await self.preempt_for_group(fw, plugin, group, members)
-        await self._fail_group(fw, group, members, verdict, started, plan)
+            result = await self._submit_group(fw, plugin, group, members, started)
+        else:
+            await self._revert(fw, members)
+            plan = None
+            if verdict.is_rejected and fw.has_post_filter_plugins:
+                plan = await self.preempt_for_group(fw, plugin, group, members)
+            await self._fail_group(fw, group, members, verdict, started, plan)
+            result = (
+                "error"
+                if not verdict.is_rejected
+                else "waiting_on_preemption"
+                if plan is not None and plan.nominations
+                else "unschedulable"
+            )
+        if self.metrics is not None:
+            self.metrics.pod_group_attempt(result, fw.profile_name, self._now() - started)
 
     async def _place_group(
         self, fw: Framework, plugin: PodGroupPlugin, group: PodGroup, members: list[_Member]
@@ -178,9 +190,10 @@ class GroupCycle(SchedulingCycle, GroupPreemption):
         group: PodGroup,
         members: list[_Member],
         started: float,
-    ) -> None:
+    ) -> str:
         """The gang fits: assume the placed members and run Permit for each; if Permit
-        leaves minCount of them, start their binding cycles, else release them all."""
+        leaves minCount of them, start their binding cycles, else release them all.
+        The attempt's result for the pod-group metrics."""
         passed: list[tuple[_Member, Pod, str, WaitingPod | None]] = []
         for m in members:
             pod = m.qpi.pod
@@ -209,7 +222,7 @@ class GroupCycle(SchedulingCycle, GroupPreemption):
                 m.tentative, m.node = node_name, None
             verdict = plugin.placement_feasible(group, 0, scheduled)
             await self._fail_group(fw, group, members, verdict, started, None)
-            return
+            return "unschedulable" if verdict.is_rejected or verdict.is_success else "error"
         decision = _decision(group, members, "Scheduled", "")
         for m in members:
             if m.report is not None:
@@ -223,6 +236,7 @@ class GroupCycle(SchedulingCycle, GroupPreemption):
             self._binding_tg.start_soon(
                 self._binding_cycle, fw, m.state, m.qpi, assumed, node_name, waiting, started
             )
+        return "scheduled" if passed else "unschedulable"
 
     async def _fail_group(
         self,
