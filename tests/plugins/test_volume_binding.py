@@ -28,7 +28,15 @@ from ksched.api import (
     TopologySelectorTerm,
     Volume,
 )
-from ksched.framework import Code, CycleState, NodeInfo, PreFilterResult, QueueingHint, Status
+from ksched.framework import (
+    Code,
+    CycleState,
+    NodeInfo,
+    NodeTable,
+    PreFilterResult,
+    QueueingHint,
+    Status,
+)
 from ksched.plugins.volume_binding import (
     ERR_REASON_BIND_CONFLICT,
     ERR_REASON_NODE_CONFLICT,
@@ -234,6 +242,46 @@ CASES += [
 ]
 
 
+CASES += [
+    pytest.param(
+        [
+            pvc("pvc-a", storage_class=WAIT, volume="pv-a", bound=True),
+            pv("pv-a", storage_class=WAIT),
+        ],
+        pod_with("pvc-a"),
+        ["node-a", "node-b"],
+        None,
+        None,
+        [None, None],
+        SKIP,
+        None,
+        id="bound to a pv without node affinity: every node passes",
+    ),
+]
+
+
+def test_batch_form_answers_only_for_claims_bound_without_affinity() -> None:
+    infos = [NodeInfo(node=node(f"node-{c}"), name=f"node-{c}") for c in "ab"]
+    bound = pvc("pvc-a", storage_class=WAIT, volume="pv-a", bound=True)
+    free = pvc("pvc-b", storage_class=WAIT)
+    cases: list[tuple[list[Any], Pod, bool]] = [
+        ([bound, pv("pv-a", storage_class=WAIT)], pod_with("pvc-a"), True),
+        ([bound, affinity_pv("pv-a", HOSTNAME, "node-a")], pod_with("pvc-a"), False),
+        ([bound], pod_with("pvc-a"), False),  # the PV is missing: judged per node
+        ([bound, free, pv("pv-a", storage_class=WAIT)], pod_with("pvc-a", "pvc-b"), False),
+    ]
+    for objects, pod, answers in cases:
+        pl = plugin(objects)
+        state = CycleState()
+        assert pl.pre_filter(state, pod, infos) is None
+        mask = pl.filter_batch(state, pod, NodeTable(infos))
+        assert (mask is not None) == answers, objects
+        # Reserve after a batch pass: nothing to bind, so the claims count as all bound.
+        if answers:
+            assert pl.reserve(state, pod, "node-a") is None
+            assert pl.explain_decision(state, "node-a") is None
+
+
 def parse_node(spec: str) -> Node:
     name, _, label = spec.partition(":")
     labels = dict([label.split("=")]) if label else {}
@@ -265,7 +313,14 @@ def test_volume_binding(
     assert got == pre
     if pre is not None:
         return
+    # The batch form, where it answers, says "every node passes": only when they all do.
+    batch_state = CycleState()
+    pl.pre_filter(batch_state, pod, infos)
+    mask = pl.filter_batch(batch_state, pod, NodeTable(infos))
     assert [pl.filter(state, pod, i) for i in infos] == filters
+    if mask is not None:
+        assert mask.tolist() == [True] * len(infos)
+        assert filters == [None] * len(infos)
     assert pl.pre_score(state, pod, infos) == pre_score
     if scores is not None:
         assert [pl.score(state, pod, i) for i in infos] == scores

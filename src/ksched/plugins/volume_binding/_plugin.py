@@ -10,6 +10,7 @@ from typing import Any, Final
 
 import anyio
 import attrs
+import numpy as np
 
 from ksched import InMemoryCluster, Pod
 from ksched.api import ephemeral_claim_owner_error, pod_claim_names
@@ -17,6 +18,7 @@ from ksched.cluster._store import VolumeUpdateError, VolumeUpdater
 from ksched.framework import (
     VOLUMES,
     ActionType,
+    BoolArray,
     ClusterEvent,
     ClusterEventWithHint,
     Code,
@@ -24,6 +26,7 @@ from ksched.framework import (
     EventResource,
     Handle,
     NodeInfo,
+    NodeTable,
     QueueingHint,
     SignFragment,
     Status,
@@ -146,6 +149,23 @@ class VolumeBinding:
         data.by_node[node_info.name or node_info.node.name] = volumes
         data.has_static_bindings = data.has_static_bindings or bool(volumes.static_bindings)
         return None
+
+    def filter_batch(self, state: CycleState, pod: Pod, table: NodeTable) -> BoolArray | None:
+        """Every node passes when the pod's claims are all bound to PVs that exist and
+        have no node affinity: ``find_pod_volumes`` would find nothing to bind and no
+        conflict on any node. Otherwise None (each node is judged by ``filter``)."""
+        data: _State | None = state.get(STATE_KEY)
+        if data is None or data.claims is None:
+            return None
+        claims = data.claims
+        if claims.unbound_delay_binding or claims.unbound_immediate or not claims.bound:
+            return None
+        get_pv = self.binder.get_pv
+        for pvc in claims.bound:
+            pv = get_pv(pvc.volume_name)
+            if pv is None or pv.node_affinity is not None:
+                return None
+        return np.ones(len(table), dtype=np.bool_)
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
         if self._scorer is None:
