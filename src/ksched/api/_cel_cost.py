@@ -44,7 +44,7 @@ _REGEX_FACTOR = 0.25
 
 _TOKEN = re.compile(
     r"""\s*(?:
-    (?P<num>0x[0-9a-fA-F]+u?|\d+\.\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?|\d+(?:[eE][+-]?\d+|u)?)
+    (?P<num>0x[0-9a-fA-F]+u?|\d+\.\d+(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?|\d+(?:[eE][+-]?\d+|u)?)
   | (?P<str>[rR]?[bB]?[rR]?(?:\"\"\"(?:[^\\]|\\.)*?\"\"\"|'''(?:[^\\]|\\.)*?'''
         |"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'))
   | (?P<op>==|!=|<=|>=|&&|\|\||[-+*/%<>!?:.,()\[\]{}])
@@ -123,6 +123,8 @@ class _Parser:
             op = self.take()[1]
             operand = self.unary()
             if op == "-" and operand[0] == "const":
+                if len(operand) > 3 and operand[3] is not None:
+                    return ("const", 1, "", -operand[3])  # a negative literal
                 return operand
             return ("call", f"{op}_", None, [operand])
         return self.member(self.primary())
@@ -317,6 +319,7 @@ _Kind = tuple[str, str]
 _DYN: _Kind = ("", "")
 _STRING: _Kind = ("string", "")
 _STRINGS: _Kind = ("list", "string")
+_QUANTITY: _Kind = ("quantity", "")
 # Functions whose result is a string or a list of strings (ext/strings.go, library/regex.go).
 _RESULT_KINDS: dict[str, _Kind] = {
     **dict.fromkeys(
@@ -337,6 +340,10 @@ _RESULT_KINDS: dict[str, _Kind] = {
     ),
     "split": _STRINGS,
     "findAll": _STRINGS,
+    "quantity": _QUANTITY,
+    "add": _QUANTITY,
+    "sub": _QUANTITY,
+    "semver": ("semver", ""),
 }
 
 
@@ -384,10 +391,12 @@ class _Coster:
         if kind == "comp":
             return ("list", "") if node[7] in ("map", "filter") else _DYN
         if kind == "select" or node[1] == "_[_]":
-            if kind == "select" and node[2] == "driver" and node[1] == ("ident", "device"):
-                return _STRING
-            path = self.shape(node)[0]
-            return ("map", "") if path.startswith("device.") else _DYN
+            base = self.shape(node[1] if kind == "select" else node[3][0])[0]
+            if base == "device":
+                return _STRING if kind == "select" and node[2] == "driver" else ("map", "")
+            if base in ("device.attributes", "device.capacity"):
+                return ("map", "")
+            return _QUANTITY if base == "device.capacity[]" else _DYN
         if node[1] == "_+_":
             left, right = self.kind(node[3][0]), self.kind(node[3][1])
             return left if left[0] in ("list", "string") else right
@@ -538,6 +547,14 @@ def _compare(c: _Coster, target: Node | None, args: list[Node]) -> int:
     return _factor(smallest, _TRAVERSAL)
 
 
+def _equals(c: _Coster, target: Node | None, args: list[Node]) -> int:
+    # library/cost.go: equality of two quantities or two versions is O(1).
+    left, right = c.kind(args[0])[0], c.kind(args[1])[0]
+    if left == right and left in ("quantity", "semver"):
+        return 1
+    return _compare(c, target, args)
+
+
 def _in(c: _Coster, target: Node | None, args: list[Node]) -> int:
     # A list is searched element by element; a map is one lookup.
     return c.size(args[1]) if c.kind(args[1])[0] == "list" or _is_list(args[1]) else 1
@@ -652,7 +669,7 @@ def _replace_size(c: _Coster, target: Node | None, args: list[Node]) -> int:
 def _split_size(c: _Coster, target: Node | None, args: list[Node]) -> int:
     limit = args[1] if len(args) > 1 else None
     if limit is not None and limit[0] == "const" and len(limit) > 3 and limit[3] is not None:
-        return int(limit[3])
+        return int(limit[3]) % 2**64  # cel-go reads the literal as a uint64
     return c.size(target)
 
 
@@ -661,7 +678,7 @@ _FUNCTION_COSTS: dict[str, _Rule] = {
     "_&&_": _free,
     "_||_": _free,
     "_?_:_": _conditional,
-    "_==_": _compare,
+    "_==_": _equals,
     "_!=_": _compare,
     "_in_": _in,
     "_+_": _add,

@@ -511,7 +511,35 @@ def _sets_intersects(a: object, b: object) -> bool:
     return any(any(cel_equal(x, y) for y in right) for x in left)
 
 
-LIBRARY: dict[str, Callable[..., Any]] = {
+# Arguments each function takes, the receiver counted: (fewest, most).
+_ARITY = {
+    "charAt": (2, 2),
+    "indexOf": (2, 3),
+    "lastIndexOf": (2, 3),
+    "replace": (3, 4),
+    "split": (2, 3),
+    "substring": (2, 3),
+    "join": (1, 2),
+    "findAll": (2, 3),
+    "sets.contains": (2, 2),
+    "sets.equivalent": (2, 2),
+    "sets.intersects": (2, 2),
+}
+
+
+def _overloads(fn: str, impl: Callable[..., Any]) -> Callable[..., Any]:
+    """``impl`` failing as cel-go's dispatch does for arguments no overload takes."""
+    fewest, most = _ARITY.get(fn, (1, 1) if fn != "find" else (2, 2))
+
+    def call(*args: Any) -> Any:
+        if not fewest <= len(args) <= most:
+            raise _no_overload(fn, *args)
+        return impl(*args)
+
+    return call
+
+
+_FUNCTIONS: dict[str, Callable[..., Any]] = {
     # ext.Strings (version 2)
     "charAt": _char_at,
     "indexOf": _index_of,
@@ -539,4 +567,6 @@ LIBRARY: dict[str, Callable[..., Any]] = {
     ),
     "sets.intersects": _sets_intersects,
 }
+LIBRARY: dict[str, Callable[..., Any]] = {n: _overloads(n, f) for n, f in _FUNCTIONS.items()}
+"""The library functions by the name a selector calls them with."""
 assert {n for n in LIBRARY if "." in n} <= NAMESPACED
