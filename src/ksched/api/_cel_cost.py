@@ -347,6 +347,58 @@ _RESULT_KINDS: dict[str, _Kind] = {
 }
 
 
+# Functions and operators whose result is a scalar.
+_SCALAR = frozenset(
+    [
+        "size",
+        "int",
+        "uint",
+        "double",
+        "bool",
+        "duration",
+        "timestamp",
+        "indexOf",
+        "lastIndexOf",
+        "compareTo",
+        "sign",
+        "asInteger",
+        "asApproximateFloat",
+        "isSorted",
+        "isQuantity",
+        "isSemver",
+        "isInteger",
+        "isGreaterThan",
+        "isLessThan",
+        "major",
+        "minor",
+        "patch",
+        "matches",
+        "startsWith",
+        "endsWith",
+        "contains",
+        "sets.contains",
+        "sets.equivalent",
+        "sets.intersects",
+        "_==_",
+        "_!=_",
+        "_<_",
+        "_<=_",
+        "_>_",
+        "_>=_",
+        "_&&_",
+        "_||_",
+        "!_",
+        "_in_",
+        "@not_strictly_false",
+        "_-_",
+        "_*_",
+        "_/_",
+        "_%_",
+        "-_",
+    ]
+)
+
+
 class _Coster:
     def __init__(self, sizes: Sizes) -> None:
         self.s = sizes
@@ -443,6 +495,13 @@ class _Coster:
         if kind == "call" and node[1] == "_+_":
             left, right = self.shape(node[3][0]), self.shape(node[3][1])
             return ("", min(left[1] + right[1], MAX_UINT64), max(left[2], right[2]))
+        # checker/cost.go computeTypeSize: a scalar (bool, int, uint, double, duration,
+        # timestamp) has size 1; min, max and sum give a list's element.
+        if kind == "call" and (
+            node[1] in _SCALAR
+            or (node[1] in ("min", "max", "sum") and self.kind(node[2] or node)[1] != "string")
+        ):
+            return ("", 1, 1)
         if kind == "call" and node[1] in _RESULT_SIZES:
             return ("", _RESULT_SIZES[node[1]](self, node[2], node[3]), MAX_UINT64)
         if kind == "comp" and node[7] in ("map", "filter"):

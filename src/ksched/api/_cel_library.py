@@ -141,6 +141,7 @@ _STANDARD = frozenset(
         "optional.ofNonZeroValue",
     ]
 )
+_TWO_VARIABLES = "two-variable comprehensions"
 # Upstream's base environment has these; ksched does not evaluate them.
 _UNSUPPORTED = {
     **dict.fromkeys(
@@ -178,7 +179,7 @@ _UNSUPPORTED = {
     ),
     **dict.fromkeys(
         ["all", "exists", "existsOne", "transformList", "transformMap", "transformMapEntry"],
-        "two-variable comprehensions",
+        _TWO_VARIABLES,
     ),
 }
 
@@ -226,16 +227,19 @@ def _walk(node: Node, scope: frozenset[str], functions: frozenset[str], called: 
             _walk(part, inner, functions, called)
         return
     _, fn, target, args = node
+    if _UNSUPPORTED.get(fn) == _TWO_VARIABLES and target is not None:
+        raise ValueError(f"{fn} ({_TWO_VARIABLES}) is not supported")
+    # The operands first, as cel-go's checker reports them.
+    if target is not None:
+        _walk(target, scope, functions, called)
+    for arg in args:
+        _walk(arg, scope, functions, called)
     if fn in LIBRARY:
         called.add(fn)
     elif fn in _UNSUPPORTED and fn not in functions:
         raise ValueError(f"{fn} ({_UNSUPPORTED[fn]}) is not supported")
     elif not (fn[0] in "_@!-" or fn in _STANDARD or fn in functions):
         raise ValueError(f"undeclared reference to '{fn}'")
-    if target is not None:
-        _walk(target, scope, functions, called)
-    for arg in args:
-        _walk(arg, scope, functions, called)
 
 
 # ---- values ---------------------------------------------------------------------------
