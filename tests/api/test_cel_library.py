@@ -509,6 +509,8 @@ def test_sets(expression: str, cost: int) -> None:
         ("url('https://example.com') != null", r"url \(URL library\) is not supported"),
         ("ip('10.0.0.1').family() == 4", r"ip \(IP and CIDR libraries\) is not supported"),
         ("[1].all(i, v, v > 0)", r"all \(two-variable comprehensions\) is not supported"),
+        ("'%d'.format([1]) == '1'", "format .* is not supported"),
+        ("format.named('dns1123Label') != null", "the Kubernetes Format library is not supported"),
     ],
 )
 def test_undeclared_and_unsupported_references(expression: str, message: str) -> None:

@@ -7,8 +7,8 @@
 The engine has the CEL standard functions and macros; the functions here are registered
 with it by name (a receiver-style call gets the receiver as its first argument). cel.bind,
 a macro the engine lacks, is rewritten into an equivalent one-element ``map``.
-Upstream's URL, IP, CIDR and Format libraries and the two-variable comprehensions are
-refused when a selector is compiled, naming the function.
+Upstream's URL, IP, CIDR and Format libraries, ``string.format`` and the two-variable
+comprehensions are refused when a selector is compiled, naming the function.
 """
 
 from __future__ import annotations
@@ -144,6 +144,7 @@ _STANDARD = frozenset(
 _TWO_VARIABLES = "two-variable comprehensions"
 # Upstream's base environment has these; ksched does not evaluate them.
 _UNSUPPORTED = {
+    "format": "string formatting of ext.Strings",
     **dict.fromkeys(
         [
             "url",
