@@ -149,6 +149,13 @@ def test_bind_scoping(expression: str, want: bool) -> None:
     assert _evaluate(expression, device) is want
 
 
+def test_in_on_an_attribute_costs_its_size() -> None:
+    # compile_test.go "in-operator-on-list": an attribute is dyn with at most 64 elements,
+    # and `in` may search it as a list.
+    expression = '1 in device.attributes["dra.example.com"].names'
+    assert compile_selector(expression).max_cost == 4 + 64
+
+
 def test_bind_is_rewritten_to_a_one_element_map() -> None:
     assert rewrite_binds("cel.bind(x, 1, cel.bind(y, x, y)) && cel.bind(z, 2, z > 1)") == (
         "[1].map(x, [x].map(y, y)[0])[0] && [2].map(z, z > 1)[0]"
@@ -435,6 +442,12 @@ def test_lists_and_regex(expression: str) -> None:
         ("[].min() == 0", "min called on empty list"),
         ("[].max() == 0", "max called on empty list"),
         ("'abc'.find('(') == ''", "Illegal regex"),
+        # RE2 has no lookaround and no backreferences
+        (
+            "'ab'.find('a(?=b)') == 'a'",
+            "Illegal regex: error parsing regexp: invalid or unsupported Perl syntax: `\\(\\?=`",
+        ),
+        ("'aa'.findAll('(a)\\\\1') == []", "Illegal regex: error parsing regexp: invalid escape"),
     ],
 )
 def test_lists_and_regex_errors(expression: str, error: str) -> None:

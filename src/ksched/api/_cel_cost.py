@@ -615,8 +615,9 @@ def _equals(c: _Coster, target: Node | None, args: list[Node]) -> int:
 
 
 def _in(c: _Coster, target: Node | None, args: list[Node]) -> int:
-    # A list is searched element by element; a map is one lookup.
-    return c.size(args[1]) if c.kind(args[1])[0] == "list" or _is_list(args[1]) else 1
+    # A list is searched element by element; a map is one lookup; a dyn value (an
+    # attribute) may be either, and cel-go takes the dearer.
+    return 1 if c.kind(args[1])[0] == "map" else c.size(args[1])
 
 
 def _is_list(node: Node) -> bool:

@@ -472,8 +472,20 @@ def _extreme(name: str) -> Callable[[object], object]:
 # ---- library.Regex ------------------------------------------------------------------
 
 
+# Perl syntax RE2 (Go's regexp) refuses and Python's re would accept.
+_NOT_RE2 = re.compile(r"\(\?(=|!|<=|<!|P=)|\\[1-9]")
+
+
 @functools.lru_cache(maxsize=256)
 def _regex(pattern: str) -> re.Pattern[str]:
+    unsupported = _NOT_RE2.search(pattern)
+    if unsupported:
+        what = (
+            "invalid escape sequence"
+            if unsupported[0][0] == "\\"
+            else ("invalid or unsupported Perl syntax")
+        )
+        raise LibraryError(f"Illegal regex: error parsing regexp: {what}: `{unsupported[0]}`")
     try:
         return re.compile(pattern)
     except re.error as exc:
