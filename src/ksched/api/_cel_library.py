@@ -195,8 +195,15 @@ def check_references(tree: Node, functions: frozenset[str]) -> set[str]:
             or a function of a library ksched does not evaluate.
     """
     called: set[str] = set()
-    _walk(tree, frozenset(("device",)), functions, called)
+    _walk(tree, _GLOBALS, functions, called)
     return called
+
+
+# The variable and the type names a selector may reference.
+_GLOBALS = frozenset(
+    ("device", "bool", "bytes", "double", "int", "list", "map", "null_type", "string", "type")
+    + ("uint", "dyn")
+)
 
 
 def _walk(node: Node, scope: frozenset[str], functions: frozenset[str], called: set[str]) -> None:
@@ -228,7 +235,7 @@ def _walk(node: Node, scope: frozenset[str], functions: frozenset[str], called: 
             _walk(part, inner, functions, called)
         return
     _, fn, target, args = node
-    if _UNSUPPORTED.get(fn) == _TWO_VARIABLES and target is not None:
+    if _UNSUPPORTED.get(fn) == _TWO_VARIABLES and target is not None and len(args) == 3:
         raise ValueError(f"{fn} ({_TWO_VARIABLES}) is not supported")
     # The operands first, as cel-go's checker reports them.
     if target is not None:
