@@ -6,7 +6,8 @@
 # the runtime error "no such key: ID"; the Kubernetes quantity library
 # (k8s.io/apiserver/pkg/cel/library/quantity.go) and semver library.
 Evaluation uses the ``common-expression-language`` engine (Rust); quantities and
-versions, which it lacks, are tagged maps with functions over them registered here.
+versions, which it lacks, are tagged maps with functions over them registered here; the
+rest of the Kubernetes base library and ``cel.bind`` come from ``_cel_library``.
 Cost limits (compile.go: ``cel.CostLimit(CELSelectorExpressionMaxCost)``): the engine
 tracks no cost, so each selector carries cel-go's worst-case estimate (``max_cost``, from
 ``_cel_cost``), which manifest validation holds to 1,000,000; at evaluation a selector

@@ -20,7 +20,15 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["ERR_BIND_IDENT", "MAX_UINT64", "NAMESPACED", "Sizes", "estimate_cost", "parse"]
+__all__ = [
+    "ERR_BIND_IDENT",
+    "MAX_UINT64",
+    "NAMESPACED",
+    "Sizes",
+    "estimate_cost",
+    "parse",
+    "tokenize",
+]
 
 # ext/bindings.go: the macro's error for a non-identifier variable.
 ERR_BIND_IDENT = "cel.bind() variable names must be simple identifiers"
@@ -63,19 +71,26 @@ _MACROS = {"all": 2, "exists": 2, "exists_one": 2, "map": (2, 3), "filter": 2}
 _RESULT = "__result__"
 
 
+def tokenize(text: str) -> list[tuple[str, str, int, int]]:
+    """The tokens of a CEL expression: (kind, text, start, end); kind is num, str, op or id.
+
+    Raises:
+        ValueError: a character no token starts with.
+    """
+    out: list[tuple[str, str, int, int]] = []
+    pos, text = 0, text.rstrip()
+    while pos < len(text):
+        m = _TOKEN.match(text, pos)
+        if m is None or m.end() == pos or m.lastgroup is None:
+            raise ValueError(f"cannot read the expression at offset {pos}")
+        out.append((m.lastgroup, m[m.lastgroup], m.start(m.lastgroup), m.end()))
+        pos = m.end()
+    return out
+
+
 class _Parser:
     def __init__(self, text: str) -> None:
-        self.tokens: list[tuple[str, str]] = []
-        pos = 0
-        text = text.rstrip()
-        while pos < len(text):
-            m = _TOKEN.match(text, pos)
-            if m is None or m.end() == pos:
-                raise ValueError(f"cannot read the expression at offset {pos}")
-            kind = m.lastgroup
-            assert kind is not None
-            self.tokens.append((kind, m[kind]))
-            pos = m.end()
+        self.tokens = [(kind, token) for kind, token, _, _ in tokenize(text)]
         self.i = 0
 
     def peek(self) -> str:

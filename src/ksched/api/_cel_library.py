@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from datetime import timedelta
 from typing import Any
 
-from ._cel_cost import _TOKEN, ERR_BIND_IDENT, NAMESPACED, Node
+from ._cel_cost import ERR_BIND_IDENT, NAMESPACED, Node, tokenize
 
 __all__ = [
     "LIBRARY",
@@ -48,7 +48,7 @@ def rewrite_binds(expression: str) -> str:
     """
     if "bind" not in expression:
         return expression
-    spans = _tokens(expression)
+    spans = tokenize(expression)
     for i in range(len(spans) - 3):
         head = [t[1] for t in spans[i : i + 4]]
         if head != ["cel", ".", "bind", "("] or (i > 0 and spans[i - 1][1] == "."):
@@ -63,19 +63,6 @@ def rewrite_binds(expression: str) -> str:
         bound = f"[{rewrite_binds(init)}].map({var}, {rewrite_binds(body)})[0]"
         return expression[:start] + bound + rewrite_binds(expression[end:])
     return expression
-
-
-def _tokens(text: str) -> list[tuple[str, str, int, int]]:
-    """(kind, text, start, end) of each token of ``text``."""
-    out: list[tuple[str, str, int, int]] = []
-    pos, text = 0, text.rstrip()
-    while pos < len(text):
-        m = _TOKEN.match(text, pos)
-        if m is None or m.end() == pos or m.lastgroup is None:
-            raise ValueError(f"cannot read the expression at offset {pos}")
-        out.append((m.lastgroup, m[m.lastgroup], m.start(m.lastgroup), m.end()))
-        pos = m.end()
-    return out
 
 
 def _split_args(
@@ -201,8 +188,11 @@ def check_references(tree: Node, functions: frozenset[str]) -> set[str]:
 
 # The variable and the type names a selector may reference.
 _GLOBALS = frozenset(
-    ("device", "bool", "bytes", "double", "int", "list", "map", "null_type", "string", "type")
-    + ("uint", "dyn")
+    (
+        "device",
+        *("bool", "bytes", "double", "dyn", "int", "list", "map", "null_type", "string"),
+        *("type", "uint"),
+    )
 )
 
 
