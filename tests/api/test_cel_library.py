@@ -524,6 +524,7 @@ def test_sets(expression: str, cost: int) -> None:
         ("[1].all(i, v, v > 0)", r"all \(two-variable comprehensions\) is not supported"),
         ("'%d'.format([1]) == '1'", "format .* is not supported"),
         ("format.named('dns1123Label') != null", "the Kubernetes Format library is not supported"),
+        ("ip.isCanonical('10.0.0.1')", "the Kubernetes IP library is not supported"),
     ],
 )
 def test_undeclared_and_unsupported_references(expression: str, message: str) -> None:

@@ -186,6 +186,8 @@ def check_references(tree: Node, functions: frozenset[str]) -> set[str]:
     return called
 
 
+# Namespaces of upstream libraries ksched does not evaluate.
+_NAMESPACES = {"format": "Format library", "ip": "IP library"}
 # The variable and the type names a selector may reference.
 _GLOBALS = frozenset(
     (
@@ -202,8 +204,8 @@ def _walk(node: Node, scope: frozenset[str], functions: frozenset[str], called: 
         return
     if kind == "ident":
         if node[1] not in scope:
-            if node[1] == "format":
-                raise ValueError("the Kubernetes Format library is not supported")
+            if node[1] in _NAMESPACES:  # format.named(...), ip.isCanonical(...)
+                raise ValueError(f"the Kubernetes {_NAMESPACES[node[1]]} is not supported")
             raise ValueError(f"undeclared reference to '{node[1]}'")
         return
     if kind == "select":
