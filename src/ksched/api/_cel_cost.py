@@ -456,7 +456,17 @@ class _Coster:
             self.unbind(node[1], saved)
             return result
         if kind == "comp":
-            return ("list", "") if node[7] in ("map", "filter") else _DYN
+            if node[7] == "filter":
+                return ("list", self.element_kind(node[1])[0])
+            if node[7] == "map":
+                # the mapped expression: the step is accu + [expr] (or cond ? that : accu)
+                step = node[5]
+                grow = step[3][1] if step[1] == "_?_:_" else step
+                saved = self.bound(node[2], _UNKNOWN, self.element_kind(node[1]))
+                mapped = self.kind(grow[3][1][1][0])
+                self.unbind(node[2], saved)
+                return ("list", mapped[0])
+            return _DYN
         if kind == "select" or node[1] == "_[_]":
             base = self.shape(node[1] if kind == "select" else node[3][0])[0]
             if base == "device":
@@ -470,6 +480,14 @@ class _Coster:
         if node[1] == "_?_:_":
             return self.kind(node[3][1])
         return _RESULT_KINDS.get(node[1], _DYN)
+
+    def element_kind(self, range_: Node) -> _Kind:
+        """The kind of what a comprehension over ``range_`` binds: a list's elements or a
+        map's keys."""
+        kind = self.kind(range_)
+        if kind[0] == "map":
+            return _STRING if self.shape(range_)[0].startswith("device") else _DYN
+        return (kind[1], "") if kind[0] == "list" else _DYN
 
     def shape(self, node: Node) -> _Shape:
         """What a node evaluates to: a path under ``device``, its size, its elements' size."""
@@ -568,11 +586,7 @@ class _Coster:
             element_shape: _Shape = ("", element, 1)
         else:
             element_shape = ("", element, MAX_UINT64)
-        range_kind = self.kind(range_)
-        element_kind = (range_kind[1], "") if range_kind[0] == "list" else _DYN
-        if range_kind[0] == "map" or shape[0].startswith("device."):
-            element_kind = _STRING  # a map's keys
-        saved_var = self.bound(var, element_shape, element_kind)
+        saved_var = self.bound(var, element_shape, self.element_kind(range_))
         init_shape = self.shape(init) if init[0] == "list" else ("", 1, 1)
         saved_accu = self.bound(_RESULT, init_shape, self.kind(init))
         loop = self.cost(cond) + self.cost(step)
