@@ -553,3 +553,13 @@ def test_unbounded_string_sizes_saturate_as_cel_go_does() -> None:
     tree = parse("'a'.charAt(0) == 'a'.charAt(0)")
     assert estimate_cost(tree) == 1 + 1 + 1844674407370955264
     assert estimate_cost(parse("[[1]].map(x, x)[0] == [1]")) < MAX_UINT64
+
+
+def test_list_functions_over_a_map_result() -> None:
+    # map() over the ids: range 3 + init 10 + result 1 + 32 * (1 + 1 + 10 + 2) = 462;
+    # sum() of ints: 32 * 1; > 0: 1.
+    ints = 'device.attributes["dra.example.com"].map(k, k.size()).sum() > 0'
+    assert estimate_cost(parse(ints)) == 462 + 32 + 1
+    # a list of strings of no declared size: each comparison is unbounded
+    strings = 'device.attributes["dra.example.com"].map(k, k).indexOf("a") >= 0'
+    assert estimate_cost(parse(strings)) == MAX_UINT64
