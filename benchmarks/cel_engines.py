@@ -5,13 +5,20 @@ Compares ``common-expression-language`` (Rust bindings, module ``cel``) with
 with ``quantity()`` and ``compareTo`` supplied as functions (neither engine has them).
 Writes benchmarks/results/cel.json.
 
+``--ksched`` times ksched's own selectors instead (``compile_selector(e).matches``): the
+GPU selector above, one with ``cel.bind`` and string functions, one with ``sets``.
+``--ab-against TREE`` runs that, each run in its own process, alternately with TREE's
+``src`` first on the path and with this tree's, and writes benchmarks/results/cel_ab.json.
+
     pip install 'ksched[bench]'    # brings cel-python
     python benchmarks/cel_engines.py [--evals N]
+    python benchmarks/cel_engines.py --ab-against /tmp/base [--rounds 5]
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import platform
 import sys
@@ -34,6 +41,14 @@ def _per_call(fn: Callable[[], Any], n: int) -> float:
     for _ in range(n):
         fn()
     return (time.perf_counter() - start) / n
+
+
+def _cpu_per_call(fn: Callable[[], Any], n: int) -> float:
+    fn()
+    start = time.process_time()
+    for _ in range(n):
+        fn()
+    return (time.process_time() - start) / n
 
 
 def _rust(evals: int) -> dict[str, Any]:
@@ -110,10 +125,103 @@ def _pure(evals: int) -> dict[str, Any]:
     }
 
 
+KSCHED_SELECTORS = {
+    "gpu": EXPR,
+    "bind": (
+        'cel.bind(gpu, device.attributes["gpu.example.com"], gpu.model == "a100" && '
+        'gpu.family.lowerAscii().startsWith("amp"))'
+    ),
+    "sets": 'sets.intersects([device.attributes["gpu.example.com"].model], ["a100", "h100"])',
+}
+
+
+def _ksched(evals: int) -> dict[str, float | None]:
+    """Microseconds per ``matches`` of each selector, wall and CPU (None: it does not
+    compile here)."""
+    from fractions import Fraction
+
+    from ksched.api import CelError, Device, DeviceAttribute, compile_selector
+
+    device = Device(
+        name="gpu-0",
+        attributes={"model": DeviceAttribute("a100"), "family": DeviceAttribute("Ampere")},
+        capacity={"memory": Fraction(80 * GI)},
+    )
+    out: dict[str, float | None] = {}
+    for name, expression in KSCHED_SELECTORS.items():
+        try:
+            selector = compile_selector(expression)
+        except CelError:
+            out[name] = None
+            continue
+        assert selector.matches(device, "gpu.example.com") is True
+        call = functools.partial(selector.matches, device, "gpu.example.com")
+        # The best of five batches: the other jobs on a loaded machine only add time.
+        out[name] = min(_per_call(call, evals // 5) for _ in range(5)) * 1e6
+        out[f"{name}_cpu"] = min(_cpu_per_call(call, evals // 5) for _ in range(5)) * 1e6
+    return out
+
+
+def _ab(base: Path, rounds: int, evals: int) -> None:
+    """Interleaved A/B of ``_ksched``: A = ``base``'s src, B = this tree, each run in
+    its own process, the order alternating from round to round."""
+    import os
+    import statistics
+    import subprocess
+    import tempfile
+
+    runs: dict[str, list[dict[str, Any]]] = {"A": [], "B": []}
+    for round_ in range(rounds):
+        for label in ("A", "B") if round_ % 2 == 0 else ("B", "A"):  # ABBA: no order bias
+            env = dict(os.environ)
+            if label == "A":
+                env["PYTHONPATH"] = str(base / "src")
+            with tempfile.TemporaryFile() as out:
+                proc = subprocess.Popen(
+                    [sys.executable, __file__, "--ksched", "--evals", str(evals)],
+                    stdout=out,
+                    env=env,
+                )
+                _, status, usage = os.wait4(proc.pid, 0)
+                assert status == 0
+                out.seek(0)
+                result = json.loads(out.read())
+            result["cpu_s"] = usage.ru_utime + usage.ru_stime
+            runs[label].append(result)
+
+    def summary(label: str, key: str) -> dict[str, float] | None:
+        values = [r[key] for r in runs[label] if r.get(key) is not None]
+        if not values:
+            return None
+        return {"median": statistics.median(values), "min": min(values), "max": max(values)}
+
+    report: dict[str, Any] = {"rounds": rounds, "evals": evals, "python": sys.version.split()[0]}
+    keys = [k for name in KSCHED_SELECTORS for k in (name, f"{name}_cpu")]
+    for key in [*keys, "cpu_s"]:
+        a, b = summary("A", key), summary("B", key)
+        report[key] = {
+            "A": a,
+            "B": b,
+            "ratio_B_over_A": b["median"] / a["median"] if a and b else None,
+        }
+        print(f"{key:6} A {a}  B {b}")
+    path = Path(__file__).parent / "results" / "cel_ab.json"
+    path.write_text(json.dumps(report, indent=2) + "\n")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--evals", type=int, default=2000)
+    parser.add_argument("--ksched", action="store_true", help="time ksched's selectors (JSON)")
+    parser.add_argument("--ab-against", type=Path, help="a baseline tree for an A/B run")
+    parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
+    if args.ksched:
+        print(json.dumps(_ksched(args.evals)))
+        return
+    if args.ab_against is not None:
+        _ab(args.ab_against, args.rounds, args.evals)
+        return
     results = [_rust(args.evals), _pure(max(args.evals // 10, 50))]
     out = {
         "expression": EXPR,

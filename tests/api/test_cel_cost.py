@@ -9,7 +9,7 @@ import pytest
 from ksched import ManifestError
 from ksched.api import CelError, Device, DeviceAttribute, compile_selector, read_object
 from ksched.api._cel import ERR_COST_LIMIT_EXCEEDED
-from ksched.api._cel_cost import MAX_UINT64, Sizes, estimate_cost, parse
+from ksched.api._cel_cost import Sizes, estimate_cost, parse
 from ksched.cli import main
 
 # staging/src/k8s.io/dynamic-resource-allocation/cel/compile_test.go: expectCost.
@@ -79,11 +79,13 @@ device.attributes["dra.example.com"]["version"].isGreaterThan(semver("0.0.1"))
         'device.attributes["dra.example.com"].c',
         12,
     ),
+    ("bind", 'cel.bind(dra, device.attributes["dra.example.com"], dra.name)', 15),
     (
-        "expensive",
-        'device.attributes["dra.example.com"].map(s, s.lowerAscii()).map(s, s.size()).sum() == 0',
-        MAX_UINT64,
+        "split_attribute",
+        'device.attributes["dra.example.com"].services.split("example").size() >= 2',
+        19,
     ),
+    ("regexp_attribute", 'device.attributes["dra.example.com"].services.matches("[^a]?sym")', 18),
 ]
 
 # pkg/apis/resource/validation/validation_resourceclaim_test.go "CEL-cost" (from the
@@ -101,6 +103,22 @@ CEL_COST = (
 def test_estimated_cost_matches_upstream(expression: str, cost: int) -> None:
     assert estimate_cost(parse(expression)) == cost
     assert compile_selector(expression).max_cost == cost
+
+
+def test_nested_comprehensions_as_upstream_expensive_case() -> None:
+    # compile_test.go "expensive": over the limit.
+    assert estimate_cost(parse(CEL_COST)) == 85555551
+
+
+def test_map_result_is_as_long_as_its_range() -> None:
+    # cel-go v0.24+ (checker/cost.go costComprehension): a map() result has its range's
+    # size, so the chain is bounded: range 3; first map 10 + 1 + 32 * (1 + 1 + 10 + 1 + 4)
+    # = 555; second map 10 + 1 + 32 * (1 + 1 + 10 + 2) = 459; sum() 32 (one per int);
+    # == 1.
+    expression = (
+        'device.attributes["dra.example.com"].map(s, s.lowerAscii()).map(s, s.size()).sum() == 0'
+    )
+    assert estimate_cost(parse(expression)) == 3 + 555 + 459 + 32 + 1
 
 
 def test_comprehension_cost_scales_with_range() -> None:
@@ -184,11 +202,17 @@ def test_runtime_limit_stops_an_expensive_evaluation() -> None:
         selector.matches(_many_attributes(32 * 1000), "dra.example.com")
 
 
+_ATTRS = 'device.attributes["dra.example.com"]'
+QUADRATIC = f"{_ATTRS}.all(a, {_ATTRS}.all(b, {_ATTRS}.all(c, {_ATTRS}.all(d, a != b || c != d))))"
+
+
 def test_runtime_limit_lets_a_small_device_through() -> None:
-    selector = compile_selector(EXPENSIVE)
-    assert selector.max_cost == MAX_UINT64  # unbounded estimate: checked per device
+    selector = compile_selector(QUADRATIC)
+    assert selector.max_cost > 1_000_000  # over the limit at 32 attributes: checked per device
     assert selector.matches(_many_attributes(3), "dra.example.com") is False
-    assert selector.check_cost(_many_attributes(3), "dra.example.com") < 1_000
+    assert selector.check_cost(_many_attributes(3), "dra.example.com") < 2_000
+    with pytest.raises(CelError, match=f"^{ERR_COST_LIMIT_EXCEEDED}$"):
+        selector.matches(_many_attributes(32), "dra.example.com")
 
 
 def test_device_bound_grows_with_the_device() -> None:

@@ -6,7 +6,8 @@
 # the runtime error "no such key: ID"; the Kubernetes quantity library
 # (k8s.io/apiserver/pkg/cel/library/quantity.go) and semver library.
 Evaluation uses the ``common-expression-language`` engine (Rust); quantities and
-versions, which it lacks, are tagged maps with functions over them registered here.
+versions, which it lacks, are tagged maps with functions over them registered here; the
+rest of the Kubernetes base library and ``cel.bind`` come from ``_cel_library``.
 Cost limits (compile.go: ``cel.CostLimit(CELSelectorExpressionMaxCost)``): the engine
 tracks no cost, so each selector carries cel-go's worst-case estimate (``max_cost``, from
 ``_cel_cost``), which manifest validation holds to 1,000,000; at evaluation a selector
@@ -18,6 +19,7 @@ length limit (10 KiB) is enforced when an expression is compiled.
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Callable, Mapping
 from fractions import Fraction
@@ -26,6 +28,7 @@ from typing import Any
 import cel
 
 from ._cel_cost import Sizes, estimate_cost, parse
+from ._cel_library import LIBRARY, check_references, rewrite_binds
 from ._dra import (
     CEL_SELECTOR_EXPRESSION_MAX_COST,
     CEL_SELECTOR_EXPRESSION_MAX_LENGTH,
@@ -51,11 +54,23 @@ _Q = "__quantity__"
 _V = "__semver__"
 # Domains named with a literal key: they read as empty maps when a device has none.
 _DOMAIN_KEY = re.compile(r"""\.\s*(attributes|capacity)\s*\[\s*("([^"\\]*)"|'([^'\\]*)')\s*\]""")
-# Names a macro or cel.bind introduces: not undeclared references.
-_BOUND = re.compile(r"(\.(all|exists|exists_one|map|filter)|cel\.bind)\(\s*(\w+)\s*,")
+# The engine's message for an exception a registered function raised.
+_FUNCTION_ERROR = re.compile(
+    r"Python function call failed: \w+: (.*)\. Check function arguments and their types\.$",
+    re.DOTALL,
+)
 _SEMVER = re.compile(
     r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-([0-9A-Za-z.-]+))?(?:\+[0-9A-Za-z.-]+)?$"
 )
+
+
+def _not_a_function_failure(record: logging.LogRecord) -> bool:
+    # The engine also logs each exception a registered function raises; ksched raises it
+    # as a CelError, so the log line would only repeat it.
+    return not str(record.msg).startswith("Python function '")
+
+
+logging.getLogger("cel").addFilter(_not_a_function_failure)
 
 
 class CelError(ValueError):
@@ -149,6 +164,9 @@ _FUNCTIONS: dict[str, Callable[..., Any]] = {
 }
 
 
+_DECLARED = frozenset(_FUNCTIONS)
+
+
 def _safe(fn: Callable[[object], object], arg: object) -> bool:
     try:
         fn(arg)
@@ -172,25 +190,25 @@ class DeviceSelector:
                 f"{CEL_SELECTOR_EXPRESSION_MAX_LENGTH} characters"
             )
         try:
-            self._program = cel.compile(expression)
+            self._program = cel.compile(rewrite_binds(expression))
         except ValueError as exc:
             raise CelError(f"compilation failed: {exc}") from exc
-        bound = {m[3] for m in _BOUND.finditer(expression)}
-        unknown = sorted(set(self._program.variables()) - bound - {"device"})
-        if "cel" in unknown:  # ext.Bindings: the engine has no cel.bind
-            raise CelError("compilation failed: cel.bind is not supported")
-        if unknown:
-            raise CelError(f"compilation failed: undeclared reference to '{unknown[0]}'")
         self.expression = expression
         try:
             self._tree = parse(expression)
         except ValueError as exc:
             raise CelError(f"cost estimation failed: {exc}") from exc
+        try:
+            called = check_references(self._tree, _DECLARED)
+        except ValueError as exc:
+            raise CelError(f"compilation failed: {exc}") from exc
         self.max_cost: int = estimate_cost(self._tree)
         """cel-go's worst-case cost estimate (2**64 - 1: unbounded)."""
         # Only the functions the expression calls: registering them is most of the cost
         # of setting up an evaluation.
-        self._functions = {n: f for n, f in _FUNCTIONS.items() if n in self._program.functions()}
+        used = self._program.functions()
+        self._functions = {n: f for n, f in _FUNCTIONS.items() if n in used}
+        self._functions.update((n, LIBRARY[n]) for n in called)
         self._domains = frozenset(
             (m[1], m[3] if m[3] is not None else m[4]) for m in _DOMAIN_KEY.finditer(expression)
         )
@@ -213,7 +231,8 @@ class DeviceSelector:
         except CelError:
             raise
         except Exception as exc:  # the engine raises plain builtins for runtime errors
-            raise CelError(str(exc)) from exc
+            raised = _FUNCTION_ERROR.search(str(exc))
+            raise CelError(raised[1] if raised else str(exc)) from exc
         if not isinstance(result, bool):
             raise CelError(
                 f"CEL result of type {type(result).__name__} could not be converted to bool"
