@@ -24,7 +24,7 @@ prepareCandidate share the dry-run caches kept on the plugin.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Iterator, Mapping, Sequence
 from typing import Any
 
 from ...api import Pod, PodDisruptionBudget
@@ -94,10 +94,9 @@ class _EveryName(Collection[str]):
 _EVERY_NAME = _EveryName()
 
 
-def _distinct_codes(statuses: Iterable[Status]) -> set[Code]:
-    """The codes of ``statuses``, reading each distinct object once (nodes share them)."""
-    values = tuple(statuses)
-    return {s.code for s in dict(zip(map(id, values), values, strict=True)).values()}
+def _distinct_codes(statuses: NodeToStatus) -> set[Code]:
+    """The codes of the listed nodes' statuses, read once per distinct object."""
+    return {s.code for s, _ in statuses.counts()}
 
 
 # ---- the plugin ------------------------------------------------------------------------
@@ -156,7 +155,8 @@ class DefaultPreemption:
         if current is None:
             return None, Status(Code.ERROR, (f'pods "{pod.name}" not found',))
         pod = current
-        nominated_status = statuses.get(pod.status.nominated_node_name or "")
+        nominated_name = pod.status.nominated_node_name
+        nominated_status = statuses.get(nominated_name) if nominated_name else None
         eligible, reason = self.pod_eligible_to_preempt_others(pod, nominated_status)
         if not eligible:
             return None, Status(Code.UNSCHEDULABLE, (reason,))
@@ -237,7 +237,7 @@ class DefaultPreemption:
         if not all_nodes:
             return [], None, MSG_NO_NODES
         unschedulable = Code.UNSCHEDULABLE
-        codes = _distinct_codes(statuses.values())
+        codes = _distinct_codes(statuses)
         if codes == {unschedulable} and (
             len(statuses) == len(all_nodes) or statuses.absent.code is unschedulable
         ):
