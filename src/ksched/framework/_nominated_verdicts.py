@@ -84,7 +84,7 @@ class _Verdict:
 class NominatedVerdicts:
     """Per node, the last two-pass Filter verdict and what it was decided from."""
 
-    __slots__ = ("_eligible", "_entries", "_key", "_keys", "_pod", "_state")
+    __slots__ = ("_eligible", "_entries", "_key", "_keys", "_pod", "_state", "_statuses")
 
     def __init__(self) -> None:
         self._entries: dict[str, _Verdict] = {}
@@ -93,6 +93,9 @@ class NominatedVerdicts:
         self._pod: Pod | None = None
         self._key: tuple[Any, ...] | None = None
         self._keys: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+        self._statuses: dict[Status, Status] = {}
+        """Kept verdicts by value: equal verdicts on different nodes are one object, so a
+        diagnosis counts its distinct statuses, not its nodes."""
 
     def key(
         self, state: CycleState, pod: Pod, filters: Sequence[tuple[str, object]]
@@ -159,6 +162,9 @@ class NominatedVerdicts:
     ) -> None:
         if len(self._entries) >= _LIMIT:
             self._entries.clear()
+        if len(self._statuses) >= _KEYS_LIMIT:
+            self._statuses.clear()
+        status = self._statuses.setdefault(status, status)
         uid = pod.uid
         self._entries[node.name] = _Verdict(
             node,

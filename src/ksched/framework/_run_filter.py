@@ -654,14 +654,16 @@ def _merge_found(
     """Add the statuses ``found`` node by node (positions disjoint from ``positions``),
     keeping position order; their distinct objects join ``distinct``."""
     known = {id(s): k for k, s in enumerate(distinct)}
-    extra = np.fromiter(found, np.int64, len(found))
-    extra_which = np.empty(len(found), dtype=np.int64)
-    for i, s in enumerate(found.values()):
-        k = known.get(id(s))
+
+    def index_of(status: Status) -> int:
+        k = known.get(id(status))
         if k is None:
-            k = known[id(s)] = len(distinct)
-            distinct.append(s)
-        extra_which[i] = k
+            k = known[id(status)] = len(distinct)
+            distinct.append(status)
+        return k
+
+    extra = np.fromiter(found, np.int64, len(found))
+    extra_which = np.fromiter(map(index_of, found.values()), np.int64, len(found))
     all_positions = np.concatenate((positions, extra))
     by_position = np.argsort(all_positions, kind="stable")
     return all_positions[by_position], np.concatenate((which, extra_which))[by_position]
