@@ -76,6 +76,7 @@ class _Verdict:
     generation: int
     node_object: object
     nominated: tuple[PodInfo, ...]
+    uids: frozenset[str]
     own: bool
     pod_key: tuple[Any, ...]
     status: Status
@@ -141,14 +142,11 @@ class NominatedVerdicts:
             or not (entry.pod_key is key or entry.pod_key == key)
         ):
             return None
-        uid = pod.uid
-        own = False
         for kept, current in zip(entry.nominated, nominated, strict=True):
             if kept is not current:
                 return None
-            if current.pod.uid == uid:
-                own = True
-        if own != entry.own:
+        # The same nominated pods: whether the pod is one of them, by their kept uids.
+        if (pod.uid in entry.uids) != entry.own:
             return None
         return entry.status
 
@@ -165,13 +163,14 @@ class NominatedVerdicts:
         if len(self._statuses) >= _KEYS_LIMIT:
             self._statuses.clear()
         status = self._statuses.setdefault(status, status)
-        uid = pod.uid
+        uids = frozenset(p.pod.uid for p in nominated)
         self._entries[node.name] = _Verdict(
             node,
             node.generation,
             node.node,
             tuple(nominated),
-            any(p.pod.uid == uid for p in nominated),
+            uids,
+            pod.uid in uids,
             key,
             status,
         )
