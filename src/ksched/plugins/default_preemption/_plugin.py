@@ -15,7 +15,9 @@ while the Fit comparisons reject the node stays a victim without a Filter run. W
 besides, every other Filter that runs for the pod reads only the Node object (as
 NodeUnschedulable, NodeName, TaintToleration and NodeAffinity do) and no PreFilter
 extension runs, a node's victims are decided by the Fit comparisons alone: no clone of
-the node and no Filter run but one call of each node-only Filter.
+the node and no Filter run but one call of each node-only Filter. Those outcomes are kept
+between preemptors (``_visit_cache``), and by table row (``_visit_rows``) so that a visit
+over thousands of unchanged nodes, and the pick among its candidates, are array passes.
 
 The evaluator's steps stay in one module (~640 lines) in upstream's order, as
 preemption.go keeps them: Preempt, findCandidates, DryRunPreemption, SelectCandidate,
