@@ -15,6 +15,15 @@ medians of ``--repeat`` runs.
 
     python benchmarks/preemption_basic.py --nodes 500 --init-pods 2000 --pods 500
 
+``--ab A_SRC B_SRC`` compares two source trees in one interleaved run: each run is its
+own process (``PYTHONPATH`` set to the tree's ``src``), A and B alternating (A B, B A,
+...) for ``--rounds`` rounds; it reports per tree the medians and min-max of pods/s, pods
+per CPU second and the failed-attempt p50, the child's CPU seconds from ``os.wait4``, and
+the B/A ratios of the medians.
+
+    python benchmarks/preemption_basic.py --nodes 5000 --init-pods 20000 --pods 500 \
+        --ab /tmp/base/src src --rounds 3
+
 ``--profile FILE`` writes cProfile stats of the measured attempts (``--profile-every N``
 samples every N-th attempt, to keep the profiler's overhead off the rest); read them with
 ``python -m pstats FILE``. Timings of a profiled run include the profiler's overhead.
@@ -29,7 +38,9 @@ import os
 import platform
 import resource
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -165,6 +176,72 @@ async def run_once(
     }
 
 
+_AB_KEYS = (
+    "pods_per_second",
+    "pods_per_cpu_second",
+    "attempt_unschedulable_p50_ms",
+    "attempt_scheduled_p50_ms",
+    "victims",
+)
+
+
+def run_ab(args: argparse.Namespace) -> dict[str, Any]:
+    """Alternate the two trees' runs, each in its own process; medians and ratios."""
+    trees = {"A": Path(args.ab[0]).resolve(), "B": Path(args.ab[1]).resolve()}
+    runs: dict[str, list[dict[str, Any]]] = {"A": [], "B": []}
+    with tempfile.TemporaryDirectory() as tmp:
+        for r in range(args.rounds):
+            for label in ("A", "B") if r % 2 == 0 else ("B", "A"):
+                out = Path(tmp) / f"{label}{r}.json"
+                command = [
+                    sys.executable,
+                    __file__,
+                    *("--nodes", str(args.nodes), "--init-pods", str(args.init_pods)),
+                    *("--pods", str(args.pods), "--backend", args.backend),
+                    *("--repeat", "1", "--out", str(out)),
+                ]
+                env = dict(os.environ, PYTHONPATH=str(trees[label]))
+                child = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL)
+                _, status, usage = os.wait4(child.pid, 0)
+                child.returncode = os.waitstatus_to_exitcode(status)
+                if child.returncode:
+                    raise SystemExit(f"{label} run {r} failed ({child.returncode})")
+                got = json.loads(out.read_text())
+                run = {key: got[f"{key}_median"] for key in _AB_KEYS if key != "pods_per_second"}
+                run["pods_per_second"] = got["pods_per_second_median"]
+                run["process_cpu_s"] = usage.ru_utime + usage.ru_stime
+                run["peak_rss_bytes"] = usage.ru_maxrss * 1024
+                runs[label].append(run)
+                print(label, r, json.dumps(run), file=sys.stderr)
+    summary: dict[str, Any] = {}
+    for key in (*_AB_KEYS, "process_cpu_s"):
+        cell: dict[str, Any] = {}
+        for label in ("A", "B"):
+            values = [run[key] for run in runs[label]]
+            cell[label] = {
+                "median": statistics.median(values),
+                "min": min(values),
+                "max": max(values),
+            }
+        a, b = cell["A"]["median"], cell["B"]["median"]
+        cell["ratio_B_over_A"] = b / a if a else None
+        summary[key] = cell
+    return {
+        "workload": "PreemptionBasic",
+        "nodes": args.nodes,
+        "initPods": args.init_pods,
+        "measuredPods": args.pods,
+        "backend": args.backend,
+        "python": sys.version.split()[0],
+        "machine": platform.machine(),
+        "cpus": os.cpu_count(),
+        "rounds": args.rounds,
+        "trees": {label: str(tree) for label, tree in trees.items()},
+        "summary": summary,
+        "runs": runs,
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--nodes", type=int, default=500)
@@ -185,7 +262,23 @@ def main() -> None:
     parser.add_argument(
         "--profile-every", type=int, default=1, help="profile only every N-th attempt"
     )
+    parser.add_argument(
+        "--ab",
+        nargs=2,
+        metavar=("A_SRC", "B_SRC"),
+        default=None,
+        help="compare two source trees (their src directories) in one interleaved run",
+    )
+    parser.add_argument("--rounds", type=int, default=3, help="A/B rounds (with --ab)")
     args = parser.parse_args()
+    if args.ab is not None:
+        report = run_ab(args)
+        out = args.out or RESULTS / f"preemption_basic_{args.nodes}_ab.json"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(report, indent=2) + "\n")
+        json.dump(report["summary"], sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return
     profiler = cProfile.Profile() if args.profile is not None else None
     runs = [
         anyio.run(

@@ -9,7 +9,8 @@ pods nominated to nodes, random candidate-count args) are preempted on three tim
 the real Scheduler framework: with the arithmetic, without it (every dry run a Filter
 run, with the Fit pass-over and reprieve comparisons), and with no shortcut at all. The
 PostFilter result and status, the candidates (order, victims, PDB violations), the dry-run
-statuses and errors and the evicted pods must be the same.
+statuses and errors and the evicted pods must be the same. Preemptors in turn on full
+clusters check the outcomes kept between attempts, read node by node and by table row.
 
 # pkg/scheduler/framework/preemption/preemption.go (DryRunPreemption, SelectCandidate)
 # pkg/scheduler/framework/plugins/defaultpreemption/default_preemption.go
@@ -287,7 +288,43 @@ async def test_benchmark_shape_takes_the_arithmetic_path(
 # ---- many preemptors in turn: victims kept per node between attempts -----------------------
 
 
-async def _sequence(seed: int, fast: bool, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+def _full_cluster(rng: random.Random) -> tuple[list[Any], Pod, dict[str, Any]]:
+    """PreemptionBasic's kind, randomised: every node merely short of room (no taints,
+    cordons or selectors), running pods of random priorities, requests and start times
+    (some not started), a few nominated pods, small candidate counts."""
+    objects: list[Any] = []
+    names = [f"n{i}" for i in range(rng.randint(4, 24))]
+    for name in names:
+        room = rng.choice([2000, 4000, 4000, 8000])
+        objects.append(make_node(name).capacity(cpu=f"{room}m", memory="8Gi", pods=110).obj())
+        j = 0
+        while room > rng.choice([0, 300, 600, 1200]):  # mostly full
+            cpu = min(room, rng.choice([500, 900, 1000, 2000]))
+            room -= cpu
+            p = make_pod(f"{name}-p{j}").node(name).priority(rng.choice([0, 0, 5, 50]))
+            p = p.req(cpu=f"{cpu}m", memory="256Mi")
+            if rng.random() < 0.8:
+                p = p.start_time(float(rng.randint(1, 6)))
+            objects.append(p.obj())
+            j += 1
+    for k in range(rng.randint(0, 2)):
+        q = make_pod(f"nom{k}").priority(rng.choice([5, 100])).req(cpu="1", memory="256Mi")
+        objects.append(q.nominated(rng.choice(names)).obj())
+    args: dict[str, Any] = {
+        "minCandidateNodesPercentage": rng.choice([0, 10, 50]),
+        "minCandidateNodesAbsolute": rng.choice([1, 2, 3, 100]),
+    }
+    return objects, make_pod("unused").obj(), args
+
+
+async def _sequence(
+    seed: int,
+    fast: bool,
+    monkeypatch: pytest.MonkeyPatch,
+    *,
+    objects_of: Any = _objects,
+    row_visits: bool = True,
+) -> dict[str, Any]:
     """Several preemptors, two rounds (as the scheduler retries them): each attempt
     nominates, evicts, binds as the Scheduler would. The trace of every attempt, the
     Filter statuses of the failed ones included. Not ``fast``: no arithmetic dry runs,
@@ -296,7 +333,24 @@ async def _sequence(seed: int, fast: bool, monkeypatch: pytest.MonkeyPatch) -> d
         if not fast:
             patch.setattr(DefaultPreemption, "arithmetic_dry_runs", False)
             patch.setattr(DefaultPreemption, "fast_nominated_lookup", False)
-        counts = {"decided": 0, "reprieves": 0, "verdicts_kept": 0}
+        patch.setattr(DefaultPreemption, "row_visits", row_visits)
+        counts = {"decided": 0, "reprieves": 0, "verdicts_kept": 0, "row_visits": 0}
+        by_rows = DefaultPreemption._visit_by_rows
+
+        async def counting_rows(self: DefaultPreemption, *args: Any) -> Any:
+            counts["row_visits"] += 1
+            return await by_rows(self, *args)
+
+        patch.setattr(DefaultPreemption, "_visit_by_rows", counting_rows)
+        trace: list[Any] = []
+        dry_run = DefaultPreemption.dry_run_preemption
+
+        async def recording(self: DefaultPreemption, *args: Any) -> Any:
+            candidates, statuses, error = await dry_run(self, *args)
+            trace.append((_candidates(candidates), _statuses(statuses), error))
+            return candidates, statuses, error
+
+        patch.setattr(DefaultPreemption, "dry_run_preemption", recording)
         kept_verdict = NominatedVerdicts.get
 
         def counting_verdicts(self: NominatedVerdicts, *args: Any) -> Any:
@@ -320,7 +374,7 @@ async def _sequence(seed: int, fast: bool, monkeypatch: pytest.MonkeyPatch) -> d
         patch.setattr(DefaultPreemption, "_dry_run_by_fit", counting)
         patch.setattr(default_preemption._dry_run.FitBound, "reprieve", counting_reprieve)
         rng = random.Random(seed)
-        objects, _, args = _objects(rng)
+        objects, _, args = objects_of(rng)
         cluster = InMemoryCluster()
         for obj in objects:
             cluster.apply(obj)
@@ -335,7 +389,6 @@ async def _sequence(seed: int, fast: bool, monkeypatch: pytest.MonkeyPatch) -> d
         scheduler = Scheduler(_config(args, seed % 3 == 0), cluster, seed=seed)
         fw = scheduler.frameworks["default-scheduler"]
         fw.verdict_cache = fast
-        trace: list[Any] = []
         for _ in range(2):
             for key in keys:
                 pod = cluster.get_pod(key)
@@ -372,7 +425,12 @@ async def test_kept_victims_match_filter_runs_across_attempts(
         fast = await _sequence(seed, True, monkeypatch)
         filtered = await _sequence(seed, False, monkeypatch)
         assert fast["trace"] == filtered["trace"], seed
-        assert filtered["counts"] == {"decided": 0, "reprieves": 0, "verdicts_kept": 0}
+        assert filtered["counts"] == {
+            "decided": 0,
+            "reprieves": 0,
+            "verdicts_kept": 0,
+            "row_visits": 0,
+        }
         decided += fast["counts"]["decided"]
         reprieves += fast["counts"]["reprieves"]
         verdicts_kept += fast["counts"]["verdicts_kept"]
@@ -381,3 +439,19 @@ async def test_kept_victims_match_filter_runs_across_attempts(
     assert decided - reprieves > 30
     assert reprieves > 300
     assert verdicts_kept > 30
+
+
+async def test_row_visits_match_node_by_node_visits(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Outcomes read by table row (array passes, the pick by arrays) give the trace of
+    node-by-node visits and of Filter-run dry runs, preemptor after preemptor."""
+    row_visits = 0
+    for seed in range(80):
+        by_rows = await _sequence(seed, True, monkeypatch, objects_of=_full_cluster)
+        by_node = await _sequence(
+            seed, True, monkeypatch, objects_of=_full_cluster, row_visits=False
+        )
+        filtered = await _sequence(seed, False, monkeypatch, objects_of=_full_cluster)
+        assert by_rows["trace"] == by_node["trace"] == filtered["trace"], seed
+        assert by_node["counts"]["row_visits"] == filtered["counts"]["row_visits"] == 0
+        row_visits += by_rows["counts"]["row_visits"]
+    assert row_visits > 300

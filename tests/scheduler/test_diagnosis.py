@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import cast
 
+import numpy as np
 import pytest
 
 from ksched.framework import Code, CycleState, Handle, NodeInfo, NodeToStatus, Status
@@ -24,6 +25,22 @@ def _statuses(reasons: dict[str, str]) -> NodeToStatus:
     for node, reason in reasons.items():
         out.set(node, Status(Code.UNSCHEDULABLE, (reason,)))
     return out
+
+
+def _compact(reasons: dict[str, str]) -> NodeToStatus:
+    """The same statuses in the compact form a batch Filter pass hands over (rows in
+    reverse, one shared Status per distinct reason)."""
+    names = list(reasons)
+    distinct = {r: Status(Code.UNSCHEDULABLE, (r,)) for r in reasons.values()}
+    order = list(range(len(names)))[::-1]
+    kinds = list(distinct)
+    return NodeToStatus.of_rows(
+        names,
+        {n: i for i, n in enumerate(names)},
+        np.array(order, dtype=np.int64),
+        np.array([kinds.index(reasons[names[i]]) for i in order], dtype=np.int64),
+        list(distinct.values()),
+    )
 
 
 @pytest.mark.parametrize(
@@ -105,6 +122,13 @@ def test_fit_error_message(
         post_filter_message=post,
     )
     assert fit.message() == want
+    compact = FitError(
+        num_all_nodes=num_all_nodes,
+        statuses=_compact(reasons),
+        pre_filter_message=pre,
+        post_filter_message=post,
+    )
+    assert compact.message() == want
 
 
 def test_absent_nodes_count_the_absent_status() -> None:

@@ -16,6 +16,7 @@ from ._interfaces import MAX_NODE_SCORE as MAX_NODE_SCORE
 from ._interfaces import MIN_NODE_SCORE as MIN_NODE_SCORE
 from ._interfaces import BatchFilterPlugin as BatchFilterPlugin
 from ._interfaces import BatchFilterStatuses as BatchFilterStatuses
+from ._interfaces import BatchFilterStatusGroups as BatchFilterStatusGroups
 from ._interfaces import BatchScoreExtensions as BatchScoreExtensions
 from ._interfaces import BatchScorePlugin as BatchScorePlugin
 from ._interfaces import BindPlugin as BindPlugin
@@ -97,6 +98,7 @@ __all__ = [
     "ActionType",
     "AffinityTerm",
     "BatchFilterPlugin",
+    "BatchFilterStatusGroups",
     "BatchFilterStatuses",
     "BatchScoreExtensions",
     "BatchScorePlugin",

@@ -7,10 +7,12 @@ once, when the profile is built. Plugins return ``None`` for success.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections import Counter
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import attrs
+import numpy as np
 
 from ..api import Pod
 from ._cycle_state import CycleState
@@ -103,25 +105,71 @@ class PostFilterResult:
 
 
 class NodeToStatus:
-    """Each node's Filter verdict, with a status for the nodes not listed."""
+    """Each node's Filter verdict, with a status for the nodes not listed.
 
-    __slots__ = ("_absent", "_statuses")
+    A batch Filter pass hands its rejections over in a compact form (:meth:`of_rows`):
+    row numbers and one index per node into a few distinct Status objects. They are
+    spelled out into a dict only when a caller reads or changes them node by node;
+    :meth:`counts` and ``len`` work on the compact form (a diagnosis of 5000 nodes
+    counts its few distinct statuses, not its nodes).
+    """
+
+    __slots__ = ("_absent", "_rows", "_statuses")
 
     def __init__(self, absent: Status | None = None) -> None:
         self._statuses: dict[str, Status] = {}
+        self._rows: _Rows | None = None
         from ._status import Code
 
         self._absent = absent or Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
 
-    def set(self, node: str, status: Status) -> None:
-        self._statuses[node] = status
+    @classmethod
+    def of_rows(
+        cls,
+        names: Sequence[str],
+        index: Mapping[str, int],
+        rows: IntArray,
+        which: IntArray,
+        distinct: Sequence[Status],
+    ) -> NodeToStatus:
+        """Node ``names[rows[i]]`` has status ``distinct[which[i]]``, listed in ``rows``
+        order (``index``: row by name, the inverse of ``names``; rows are distinct)."""
+        statuses = cls()
+        statuses._rows = _Rows(names, index, rows, which, distinct)
+        return statuses
 
-    def update(self, statuses: Iterable[tuple[str, Status]]) -> None:
-        """Set many nodes' statuses at once."""
-        self._statuses.update(statuses)
+    def _spelled_out(self) -> dict[str, Status]:
+        rows = self._rows
+        if rows is not None:
+            self._rows = None
+            names, distinct = rows.names, rows.distinct
+            self._statuses = dict(
+                zip(
+                    map(names.__getitem__, rows.rows.tolist()),
+                    map(distinct.__getitem__, rows.which.tolist()),
+                    strict=True,
+                )
+            )
+        return self._statuses
+
+    def set(self, node: str, status: Status) -> None:
+        self._spelled_out()[node] = status
+
+    def update(self, statuses: Iterable[tuple[str, Status]] | NodeToStatus) -> None:
+        """Set many nodes' statuses at once (another NodeToStatus: its listed nodes)."""
+        if isinstance(statuses, NodeToStatus):
+            if statuses._rows is not None and not self._statuses and self._rows is None:
+                self._rows = statuses._rows  # adopted as it is: neither side changes it
+                return
+            statuses = statuses.items()
+        self._spelled_out().update(statuses)
 
     def get(self, node: str) -> Status:
-        return self._statuses.get(node, self._absent)
+        rows = self._rows
+        if rows is None:
+            return self._statuses.get(node, self._absent)
+        found = rows.find(node)
+        return self._absent if found is None else found
 
     def set_absent(self, status: Status) -> None:
         self._absent = status
@@ -131,16 +179,55 @@ class NodeToStatus:
         return self._absent
 
     def items(self) -> Iterable[tuple[str, Status]]:
-        return self._statuses.items()
+        return self._spelled_out().items()
 
     def values(self) -> Iterable[Status]:
-        return self._statuses.values()
+        return self._spelled_out().values()
+
+    def counts(self) -> list[tuple[Status, int]]:
+        """Each distinct Status object among the listed nodes and how many nodes have it."""
+        rows = self._rows
+        if rows is not None:
+            times = np.bincount(rows.which, minlength=len(rows.distinct)).tolist()
+            return [(s, k) for s, k in zip(rows.distinct, times, strict=True) if k]
+        values = self._statuses.values()
+        distinct = {id(s): s for s in values}
+        return [(distinct[key], k) for key, k in Counter(map(id, values)).items()]
 
     def __len__(self) -> int:
-        return len(self._statuses)
+        rows = self._rows
+        return len(self._statuses) if rows is None else len(rows.rows)
 
     def __contains__(self, node: str) -> bool:
-        return node in self._statuses
+        rows = self._rows
+        if rows is None:
+            return node in self._statuses
+        return rows.find(node) is not None
+
+
+@attrs.define(eq=False, slots=True)
+class _Rows:
+    """NodeToStatus's compact form (see :meth:`NodeToStatus.of_rows`)."""
+
+    names: Sequence[str]
+    index: Mapping[str, int]
+    rows: IntArray
+    which: IntArray
+    distinct: Sequence[Status]
+    by_row: list[int] | None = None
+    """Per table row, the index into ``distinct`` (-1: not listed); made on first lookup."""
+
+    def find(self, node: str) -> Status | None:
+        row = self.index.get(node)
+        if row is None:
+            return None
+        by_row = self.by_row
+        if by_row is None:
+            table = np.full(len(self.names), -1, dtype=np.int64)
+            table[self.rows] = self.which
+            self.by_row = by_row = table.tolist()
+        k = by_row[row]
+        return None if k < 0 else self.distinct[k]
 
 
 @runtime_checkable
@@ -228,6 +315,16 @@ class BatchFilterStatuses(Protocol):
     def filter_batch_statuses(
         self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray
     ) -> Sequence[Status | None]: ...
+
+
+class BatchFilterStatusGroups(Protocol):
+    """Optional on a BatchFilterPlugin, preferred to ``filter_batch_statuses``: the same
+    statuses grouped, as ``(distinct, which)`` where row ``rows[i]`` gets
+    ``distinct[which[i]]``; each entry of ``distinct`` is used by some row."""
+
+    def filter_batch_status_groups(
+        self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray
+    ) -> tuple[Sequence[Status | None], IntArray]: ...
 
 
 class PostFilterPlugin(Plugin, Protocol):

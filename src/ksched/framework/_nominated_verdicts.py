@@ -76,6 +76,7 @@ class _Verdict:
     generation: int
     node_object: object
     nominated: tuple[PodInfo, ...]
+    uids: frozenset[str]
     own: bool
     pod_key: tuple[Any, ...]
     status: Status
@@ -84,7 +85,7 @@ class _Verdict:
 class NominatedVerdicts:
     """Per node, the last two-pass Filter verdict and what it was decided from."""
 
-    __slots__ = ("_eligible", "_entries", "_key", "_keys", "_pod", "_state")
+    __slots__ = ("_eligible", "_entries", "_key", "_keys", "_pod", "_state", "_statuses")
 
     def __init__(self) -> None:
         self._entries: dict[str, _Verdict] = {}
@@ -93,6 +94,9 @@ class NominatedVerdicts:
         self._pod: Pod | None = None
         self._key: tuple[Any, ...] | None = None
         self._keys: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+        self._statuses: dict[Status, Status] = {}
+        """Kept verdicts by value: equal verdicts on different nodes are one object, so a
+        diagnosis counts its distinct statuses, not its nodes."""
 
     def key(
         self, state: CycleState, pod: Pod, filters: Sequence[tuple[str, object]]
@@ -138,14 +142,11 @@ class NominatedVerdicts:
             or not (entry.pod_key is key or entry.pod_key == key)
         ):
             return None
-        uid = pod.uid
-        own = False
         for kept, current in zip(entry.nominated, nominated, strict=True):
             if kept is not current:
                 return None
-            if current.pod.uid == uid:
-                own = True
-        if own != entry.own:
+        # The same nominated pods: whether the pod is one of them, by their kept uids.
+        if (pod.uid in entry.uids) != entry.own:
             return None
         return entry.status
 
@@ -159,13 +160,17 @@ class NominatedVerdicts:
     ) -> None:
         if len(self._entries) >= _LIMIT:
             self._entries.clear()
-        uid = pod.uid
+        if len(self._statuses) >= _KEYS_LIMIT:
+            self._statuses.clear()
+        status = self._statuses.setdefault(status, status)
+        uids = frozenset(p.pod.uid for p in nominated)
         self._entries[node.name] = _Verdict(
             node,
             node.generation,
             node.node,
             tuple(nominated),
-            any(p.pod.uid == uid for p in nominated),
+            uids,
+            pod.uid in uids,
             key,
             status,
         )

@@ -457,18 +457,15 @@ class FilterRunner(FrameworkBase):
                 statuses.update((names[order[pos]], found[pos]) for pos in sorted(found))
                 rejecting.update(status.plugin for status in found.values())
             else:
-                batch_pos, batch_statuses = self._batch_rejections(
+                batch_pos, which, distinct = self._batch_rejections(
                     state, pod, table, order, rejected, masks
                 )
-                names = table.names
                 if found:  # nominated nodes judged one by one: merge in position order
-                    merged = dict(zip(batch_pos, batch_statuses, strict=True))
-                    merged.update(found)
-                    batch_pos = sorted(merged)
-                    batch_statuses = [merged[pos] for pos in batch_pos]
-                node_names = map(names.__getitem__, order[batch_pos].tolist())
-                statuses.update(zip(node_names, batch_statuses, strict=True))
-                rejecting.update({id(s): s.plugin for s in batch_statuses}.values())
+                    batch_pos, which = _merge_found(batch_pos, which, distinct, found)
+                statuses = NodeToStatus.of_rows(
+                    table.names, table.index, order[batch_pos], which, distinct
+                )
+                rejecting.update(status.plugin for status in distinct)
         feasible_rows = order[feasible_pos]
         return FilterOutcome(
             NodeRows(infos, feasible_rows),
@@ -559,54 +556,114 @@ class FilterRunner(FrameworkBase):
         order: IntArray,
         rejected: IntArray,
         masks: Sequence[tuple[PluginCall, BoolArray]],
-    ) -> tuple[list[int], list[Status]]:
+    ) -> tuple[IntArray, IntArray, list[Status]]:
         """Statuses of the ``rejected`` positions when every active Filter has a batch form:
         each node's first rejecting plugin (in chain order) says why. Returns the positions
-        in ascending order and their statuses; equal statuses are one shared object."""
-        pieces: list[tuple[IntArray, list[Status]]] = []
+        in ascending order, per position the index of its status, and the distinct
+        statuses (each used by some position; equal verdicts share one object)."""
+        positions_of: list[IntArray] = []
+        which_of: list[IntArray] = []
+        distinct: list[Status] = []
         rows = order[rejected]
         undecided = np.ones(len(rows), dtype=np.bool_)
         infos = table.infos
+        recorder = state.metrics if state.record_plugin_metrics else None
         for call, mask in masks:
             mine = undecided & ~mask[rows]
             if not mine.any():
                 continue
             undecided &= ~mine
             positions, plugin_rows = rejected[mine], rows[mine]
-            statuses_fn = getattr(self.plugins[call.plugin], "filter_batch_statuses", None)
-            recorder = state.metrics if state.record_plugin_metrics else None
+            plugin = self.plugins[call.plugin]
+            groups_fn = getattr(plugin, "filter_batch_status_groups", None)
+            statuses_fn = getattr(plugin, "filter_batch_statuses", None)
             try:
-                results: Sequence[Status | None]
-                if statuses_fn is None:
-                    results = [call.fn(state, pod, infos[r]) for r in plugin_rows.tolist()]
-                elif recorder is None:
-                    results = statuses_fn(state, pod, table, plugin_rows)
+                made: Sequence[Status | None]
+                if groups_fn is not None:
+                    if recorder is None:
+                        made, index = groups_fn(state, pod, table, plugin_rows)
+                    else:
+                        made, index = call_timed(
+                            recorder, call.plugin, FILTER, groups_fn, state, pod, table, plugin_rows
+                        )
                 else:
-                    results = call_timed(
-                        recorder, call.plugin, FILTER, statuses_fn, state, pod, table, plugin_rows
-                    )
+                    results: Sequence[Status | None]
+                    if statuses_fn is None:
+                        results = [call.fn(state, pod, infos[r]) for r in plugin_rows.tolist()]
+                    elif recorder is None:
+                        results = statuses_fn(state, pod, table, plugin_rows)
+                    else:
+                        results = call_timed(
+                            recorder,
+                            call.plugin,
+                            FILTER,
+                            statuses_fn,
+                            state,
+                            pod,
+                            table,
+                            plugin_rows,
+                        )
+                    made, index = _group_by_identity(results)
             except Exception as exc:
                 fault = fault_status(call.plugin, "Filter", exc)
-                return positions.tolist(), [fault] * len(positions)
-            # One tagged copy per distinct status object (batch forms share them).
-            ids = list(map(id, results))
-            distinct = dict(zip(ids, results, strict=True))
-            tagged = {
-                key: s.with_plugin(call.plugin)
-                for key, s in distinct.items()
+                return positions, np.zeros(len(positions), dtype=np.int64), [fault]
+            # One tagged copy per distinct status object.
+            tagged = [
+                s.with_plugin(call.plugin)
                 if s is not None and not s.is_success and s.code is not Code.SKIP
-            }
-            if len(tagged) != len(distinct):  # a success or skip: not a faithful batch form
-                keep = np.fromiter((key in tagged for key in ids), np.bool_, len(ids))
-                positions = positions[keep]
-                ids = [key for key in ids if key in tagged]
-            pieces.append((positions, list(map(tagged.__getitem__, ids))))
-        if not pieces:
-            return [], []
-        if len(pieces) == 1:
-            positions, statuses = pieces[0]
-            return positions.tolist(), statuses  # already ascending: rejected is sorted
-        all_positions = np.concatenate([p for p, _ in pieces])
-        all_statuses = [s for _, group in pieces for s in group]
-        by_position = np.argsort(all_positions, kind="stable").tolist()
-        return all_positions[by_position].tolist(), [all_statuses[i] for i in by_position]
+                else None
+                for s in made
+            ]
+            used = np.fromiter((t is not None for t in tagged), np.bool_, len(tagged))
+            renumber = np.cumsum(used, dtype=np.int64) - 1 + len(distinct)
+            distinct.extend(t for t in tagged if t is not None)
+            if not used.all():  # a success or skip: not a faithful batch form
+                keep = used[index]
+                positions, index = positions[keep], index[keep]
+            positions_of.append(positions)
+            which_of.append(renumber[index])
+        if not positions_of:
+            empty = np.zeros(0, dtype=np.int64)
+            return empty, empty, []
+        if len(positions_of) == 1:  # already ascending: rejected is sorted
+            return positions_of[0], which_of[0], distinct
+        all_positions = np.concatenate(positions_of)
+        by_position = np.argsort(all_positions, kind="stable")
+        return all_positions[by_position], np.concatenate(which_of)[by_position], distinct
+
+
+def _group_by_identity(
+    results: Sequence[Status | None],
+) -> tuple[list[Status | None], IntArray]:
+    """``results`` as (distinct objects in first-seen order, index per result)."""
+    first: dict[int, int] = {}
+    made: list[Status | None] = []
+    index = np.empty(len(results), dtype=np.int64)
+    for i, s in enumerate(results):
+        k = first.get(id(s))
+        if k is None:
+            k = first[id(s)] = len(made)
+            made.append(s)
+        index[i] = k
+    return made, index
+
+
+def _merge_found(
+    positions: IntArray, which: IntArray, distinct: list[Status], found: dict[int, Status]
+) -> tuple[IntArray, IntArray]:
+    """Add the statuses ``found`` node by node (positions disjoint from ``positions``),
+    keeping position order; their distinct objects join ``distinct``."""
+    known = {id(s): k for k, s in enumerate(distinct)}
+
+    def index_of(status: Status) -> int:
+        k = known.get(id(status))
+        if k is None:
+            k = known[id(status)] = len(distinct)
+            distinct.append(status)
+        return k
+
+    extra = np.fromiter(found, np.int64, len(found))
+    extra_which = np.fromiter(map(index_of, found.values()), np.int64, len(found))
+    all_positions = np.concatenate((positions, extra))
+    by_position = np.argsort(all_positions, kind="stable")
+    return all_positions[by_position], np.concatenate((which, extra_which))[by_position]

@@ -52,6 +52,7 @@ class NodeTable:
         "free_ephemeral",
         "free_memory",
         "free_pods",
+        "generation",
         "hard_tainted",
         "has_ports",
         "index",
@@ -92,6 +93,8 @@ class NodeTable:
         # compares against them without a table-sized temporary per pod.
         self.free_cpu, self.free_memory, self.free_ephemeral = ints(), ints(), ints()
         self.free_pods = ints()
+        self.generation = ints()
+        """Each row's NodeInfo generation (unique per node version: tells changed rows)."""
         self.unschedulable, self.hard_tainted, self.soft_tainted = flags(), flags(), flags()
         self._scalars: dict[str, tuple[IntArray, IntArray]] = {}
         self._labels: dict[str, npt.NDArray[np.object_]] = {}
@@ -129,6 +132,7 @@ class NodeTable:
             *alloc.scalar.values(),
             *req.scalar.values(),
         )
+        self.generation[row] = info.generation
         if any(v >= EXACT_LIMIT or v <= -EXACT_LIMIT for v in values):
             self._oversized.add(row)
             return

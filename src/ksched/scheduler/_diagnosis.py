@@ -37,10 +37,8 @@ class FitError:
             counts: Counter[str] = Counter()
             # Nodes share status objects (batch forms make one per distinct verdict):
             # count objects first, then their reasons.
-            values = self.statuses.values()
-            distinct = {id(s): s for s in values}
-            for key, times in Counter(map(id, values)).items():
-                for reason in distinct[key].reasons:
+            for status, times in self.statuses.counts():
+                for reason in status.reasons:
                     counts[reason] += times
             absent = self.num_all_nodes - len(self.statuses)
             if absent > 0:

@@ -327,7 +327,7 @@ class SchedulingCycle(BindingCycle):
             self._next_start_node_index = (self._next_start_node_index + outcome.processed) % len(
                 all_nodes
             )
-        statuses.update(outcome.statuses.items())
+        statuses.update(outcome.statuses)
         if report is not None:
             report.evaluated = [i.name for i in outcome.feasible] + [
                 n for n, _ in outcome.statuses.items()
@@ -425,7 +425,7 @@ class SchedulingCycle(BindingCycle):
         if outcome.error is not None:
             return Evaluation(error=outcome.error)
         statuses = NodeToStatus()
-        statuses.update(outcome.statuses.items())
+        statuses.update(outcome.statuses)
         feasible = [info.name for info in outcome.feasible]
         if not score or not feasible or not fw.has_score_plugins:
             return Evaluation(feasible=feasible, statuses=statuses)

@@ -24,6 +24,7 @@ __all__ = [
     "more_important_pod",
     "pick_one_node_for_preemption",
     "pod_start_time",
+    "rank_of",
 ]
 
 _MAX_INT32 = 2**31 - 1
@@ -124,7 +125,8 @@ _RANKS: dict[int, tuple[Victims, tuple[int, int, int, int, float, bool]]] = {}
 their victims): computed once per object."""
 
 
-def _rank_of(victims: Victims) -> tuple[int, int, int, int, float, bool]:
+def rank_of(victims: Victims) -> tuple[int, int, int, int, float, bool]:
+    """:func:`_rank`, computed once per Victims object."""
     kept = _RANKS.get(id(victims))
     if kept is not None and kept[0] is victims:
         return kept[1]
@@ -148,7 +150,7 @@ def pick_one_node_for_preemption(candidates: Sequence[Candidate], now: float) ->
     best_name = ""
     best_key: tuple[float, ...] = ()
     for c in candidates:
-        first, top, total, count, earliest, unstarted = _rank_of(c.victims)
+        first, top, total, count, earliest, unstarted = rank_of(c.victims)
         if unstarted and now < earliest:
             earliest = now
         key = (first, top, total, count, earliest)

@@ -51,9 +51,9 @@ NodeCheck = Callable[[CycleState, Pod, NodeInfo], "Status | None"]
 def fit_error_message(num_all_nodes: int, statuses: NodeToStatus) -> str:
     """FitError.Error() text for preemption's own diagnosis (no PreFilter message)."""
     counts: dict[str, int] = {}
-    for _, status in statuses.items():
+    for status, times in statuses.counts():
         for reason in status.reasons:
-            counts[reason] = counts.get(reason, 0) + 1
+            counts[reason] = counts.get(reason, 0) + times
     absent = num_all_nodes - len(statuses)
     if absent > 0:
         for reason in statuses.absent.reasons:

@@ -15,7 +15,9 @@ while the Fit comparisons reject the node stays a victim without a Filter run. W
 besides, every other Filter that runs for the pod reads only the Node object (as
 NodeUnschedulable, NodeName, TaintToleration and NodeAffinity do) and no PreFilter
 extension runs, a node's victims are decided by the Fit comparisons alone: no clone of
-the node and no Filter run but one call of each node-only Filter.
+the node and no Filter run but one call of each node-only Filter. Those outcomes are kept
+between preemptors (``_visit_cache``), and by table row (``_visit_rows``) so that a visit
+over thousands of unchanged nodes, and the pick among its candidates, are array passes.
 
 The evaluator's steps stay in one module (~640 lines) in upstream's order, as
 preemption.go keeps them: Preempt, findCandidates, DryRunPreemption, SelectCandidate,
@@ -24,8 +26,10 @@ prepareCandidate share the dry-run caches kept on the plugin.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Iterator, Mapping, Sequence
 from typing import Any
+
+import numpy as np
 
 from ...api import Pod, PodDisruptionBudget
 from ...framework import (
@@ -34,6 +38,7 @@ from ...framework import (
     CycleState,
     Handle,
     NodeInfo,
+    NodeTable,
     NodeToStatus,
     PodInfo,
     PostFilterResult,
@@ -46,6 +51,7 @@ from ._candidates import (
     Victims,
     by_importance,
     pick_one_node_for_preemption,
+    rank_of,
 )
 from ._dry_run import (
     DryRunContext,
@@ -60,7 +66,15 @@ from ._dry_run import (
 )
 from ._extenders import call_extenders
 from ._pdb import disruptions_allowed, filter_pods_with_pdb_violation
-from ._visit_cache import VisitCache, preemptor_key
+from ._visit_cache import Outcome, VisitCache, preemptor_key
+from ._visit_rows import (
+    CANDIDATE,
+    UNKNOWN,
+    RowPlane,
+    VisitRows,
+    kind_of,
+    pick_best,
+)
 
 __all__ = ["DefaultPreemption"]
 
@@ -93,11 +107,20 @@ class _EveryName(Collection[str]):
 
 _EVERY_NAME = _EveryName()
 
+_Ranks = tuple[
+    np.ndarray[tuple[int], np.dtype[np.int64]],
+    np.ndarray[tuple[int], np.dtype[np.int64]],
+    np.ndarray[tuple[int], np.dtype[np.int64]],
+    np.ndarray[tuple[int], np.dtype[np.float64]],
+    np.ndarray[tuple[int], np.dtype[np.bool_]],
+]
+"""pickOneNodeForPreemption's criteria per candidate (no PDB violations): highest victim
+priority, sum of priorities, victims (each negated), earliest start, one not started."""
 
-def _distinct_codes(statuses: Iterable[Status]) -> set[Code]:
-    """The codes of ``statuses``, reading each distinct object once (nodes share them)."""
-    values = tuple(statuses)
-    return {s.code for s in dict(zip(map(id, values), values, strict=True)).values()}
+
+def _distinct_codes(statuses: NodeToStatus) -> set[Code]:
+    """The codes of the listed nodes' statuses, read once per distinct object."""
+    return {s.code for s, _ in statuses.counts()}
 
 
 # ---- the plugin ------------------------------------------------------------------------
@@ -112,6 +135,9 @@ class DefaultPreemption:
     docstring); False runs every dry run through the Filter plugins."""
     fast_nominated_lookup = True
     """Ask the nominator only about nodes it names (False: about every node visited)."""
+    row_visits = True
+    """Read the kept arithmetic outcomes by table row in array passes (see
+    ``_visit_rows``); False checks them node by node."""
 
     def __init__(self, args: DefaultPreemptionArgs, handle: Handle) -> None:
         self.args = args
@@ -121,6 +147,8 @@ class DefaultPreemption:
         ] = {}
         self._victims_cache: dict[str, VictimsEntry] = {}
         self._visit_cache = VisitCache()
+        self._visit_rows = VisitRows()
+        self._pick: tuple[list[Candidate], _Ranks] | None = None
         self._victims = 0
 
     @classmethod
@@ -156,7 +184,8 @@ class DefaultPreemption:
         if current is None:
             return None, Status(Code.ERROR, (f'pods "{pod.name}" not found',))
         pod = current
-        nominated_status = statuses.get(pod.status.nominated_node_name or "")
+        nominated_name = pod.status.nominated_node_name
+        nominated_status = statuses.get(nominated_name) if nominated_name else None
         eligible, reason = self.pod_eligible_to_preempt_others(pod, nominated_status)
         if not eligible:
             return None, Status(Code.UNSCHEDULABLE, (reason,))
@@ -237,11 +266,11 @@ class DefaultPreemption:
         if not all_nodes:
             return [], None, MSG_NO_NODES
         unschedulable = Code.UNSCHEDULABLE
-        codes = _distinct_codes(statuses.values())
+        codes = _distinct_codes(statuses)
         if codes == {unschedulable} and (
             len(statuses) == len(all_nodes) or statuses.absent.code is unschedulable
         ):
-            potential = list(all_nodes)  # every node merely Unschedulable (statuses share)
+            potential: Sequence[NodeInfo] = all_nodes  # every node merely Unschedulable
         elif statuses.absent.code is unschedulable:
             potential = [i for i in all_nodes if statuses.get(i.name).code is unschedulable]
         else:
@@ -363,51 +392,69 @@ class DefaultPreemption:
 
         entries = cache.entries
         nominated_names = self._nominated_names()
-        visited = await self._visit_in_parallel(visit, n, num_candidates) if ctx.waits else None
-        for i in range(n):
-            node = potential_nodes[(offset + i) % n]
-            candidate: Candidate | None
-            status: Status | None
-            if by_fit:
-                found: tuple[Candidate | None, Status | None] | None
-                # The common case inline: no budgets, nothing nominated to the node, an
-                # outcome kept for this preemptor's key on this very NodeInfo.
-                kept = None if pdbs or node.name in nominated_names else entries.get(node.name)
-                if (
-                    kept is not None
-                    and kept.key is key
-                    and kept.node is node
-                    and kept.generation == node.generation
-                    and kept.node_object is node.node
-                    and not kept.nominated
-                    and not kept.pdbs
-                    and (kept.now is None or kept.now == now)
-                ):
-                    found = kept.outcome
+        plane: RowPlane | None = None
+        table: NodeTable | None = None
+        if by_fit and self.row_visits and not pdbs and num_candidates > 0:
+            # Every row of the snapshot's table is a potential node (the common case).
+            table = getattr(getattr(self.handle, "snapshot", None), "table", None)
+            if (
+                table is not None
+                and potential_nodes is table.infos
+                and nominated_names is not _EVERY_NAME
+            ):
+                plane = self._visit_rows.plane(key, table)
+        self._pick = None
+        if plane is not None:
+            assert table is not None
+            candidates, failed = await self._visit_by_rows(
+                state, pod, table, plane, offset, num_candidates, nominated_names, visit_by_fit, ctx
+            )
+        else:
+            visited = await self._visit_in_parallel(visit, n, num_candidates) if ctx.waits else None
+            for i in range(n):
+                node = potential_nodes[(offset + i) % n]
+                candidate: Candidate | None
+                status: Status | None
+                if by_fit:
+                    found: tuple[Candidate | None, Status | None] | None
+                    # The common case inline: no budgets, nothing nominated to the node, an
+                    # outcome kept for this preemptor's key on this very NodeInfo.
+                    kept = None if pdbs or node.name in nominated_names else entries.get(node.name)
+                    if (
+                        kept is not None
+                        and kept.key is key
+                        and kept.node is node
+                        and kept.generation == node.generation
+                        and kept.node_object is node.node
+                        and not kept.nominated
+                        and not kept.pdbs
+                        and (kept.now is None or kept.now == now)
+                    ):
+                        found = kept.outcome
+                    else:
+                        found = visit_by_fit(node)
+                    if found is None:
+                        candidate, status = await self._dry_run_node(state, pod, node, pdbs, ctx)
+                    else:
+                        candidate, status = found
+                elif visited is None:
+                    candidate, status = await visit(i)
+                elif i in visited:
+                    candidate, status = visited[i]
                 else:
-                    found = visit_by_fit(node)
-                if found is None:
-                    candidate, status = await self._dry_run_node(state, pod, node, pdbs, ctx)
-                else:
-                    candidate, status = found
-            elif visited is None:
-                candidate, status = await visit(i)
-            elif i in visited:
-                candidate, status = visited[i]
-            else:
-                break  # the fan-out stopped: enough candidates came before this node
-            if candidate is None and status is None:
-                failed.append((node, None))
-                continue
-            if candidate is None:
-                failed.append((node, status))
-                continue
-            bucket = non_violating if candidate.victims.num_pdb_violations == 0 else violating
-            if len(bucket) < num_candidates:
-                bucket.append(candidate)
-            if non_violating and len(non_violating) + len(violating) >= num_candidates:
-                break
-        candidates = non_violating + violating
+                    break  # the fan-out stopped: enough candidates came before this node
+                if candidate is None and status is None:
+                    failed.append((node, None))
+                    continue
+                if candidate is None:
+                    failed.append((node, status))
+                    continue
+                bucket = non_violating if candidate.victims.num_pdb_violations == 0 else violating
+                if len(bucket) < num_candidates:
+                    bucket.append(candidate)
+                if non_violating and len(non_violating) + len(violating) >= num_candidates:
+                    break
+            candidates = non_violating + violating
         node_statuses = NodeToStatus()
         errors: list[str] = []
         for node, maybe_status in failed:
@@ -421,6 +468,93 @@ class DefaultPreemption:
             node_statuses.set(node.name, maybe_status)
         error = aggregate_errors(errors) if errors else None
         return candidates, node_statuses, error
+
+    async def _visit_by_rows(
+        self,
+        state: CycleState,
+        pod: Pod,
+        table: NodeTable,
+        plane: RowPlane,
+        offset: int,
+        num_candidates: int,
+        nominated_names: Collection[str],
+        visit_by_fit: Callable[[NodeInfo], Outcome | None],
+        ctx: DryRunContext,
+    ) -> tuple[list[Candidate], list[tuple[NodeInfo, Status | None]]]:
+        """The visit of :meth:`dry_run_preemption` over every table row from ``offset``
+        (no budgets): outcomes kept in ``plane`` are read as arrays, the other nodes are
+        visited in order until ``num_candidates`` candidates precede them. Returns the
+        candidates and the failed nodes (None: passed over) up to the last candidate
+        needed, as the node-by-node visit gives them."""
+        nodes = table.infos
+        n = len(nodes)
+        kinds = plane.kinds()
+        index = table.index
+        if nominated_names:  # nominated pods change the outcome: visit those nodes
+            get = index.get
+            marked = [row for row in map(get, nominated_names) if row is not None]
+            kinds[marked] = UNKNOWN
+        order = np.arange(n, dtype=np.int64)
+        if offset:
+            order = np.concatenate((order[offset:], order[:offset]))
+        kind_at = kinds[order]
+        known_before = np.cumsum(kind_at == CANDIDATE)
+        visited: dict[int, Outcome] = {}
+        more = 0  # candidates among the nodes visited so far
+        entries = self._visit_cache.entries
+        for pos in np.flatnonzero(kind_at == UNKNOWN).tolist():
+            if int(known_before[pos]) + more >= num_candidates:
+                break  # enough candidates come before this node
+            row = int(order[pos])
+            node = nodes[row]
+            outcome = visit_by_fit(node)
+            if outcome is None:
+                outcome = await self._dry_run_node(state, pod, node, (), ctx)
+            elif node.name not in nominated_names:
+                entry = entries.get(node.name)
+                if entry is not None and entry.outcome is outcome and entry.now is None:
+                    plane.store(row, node.generation, outcome)
+            visited[pos] = outcome
+            kind = kind_of(outcome)
+            kind_at[pos] = kind
+            more += kind == CANDIDATE
+        is_candidate = kind_at == CANDIDATE
+        cumulative = np.cumsum(is_candidate)
+        end = n
+        if n and int(cumulative[-1]) >= num_candidates:
+            end = int(np.searchsorted(cumulative, num_candidates)) + 1
+        at = np.flatnonzero(is_candidate[:end])
+        rows = order[at]
+        # Kept candidates by row; the nodes visited now put in at their positions.
+        candidates: list[Candidate] = list(map(plane.candidates.__getitem__, rows.tolist()))
+        failed: list[tuple[NodeInfo, Status | None]] = []
+        rest = np.flatnonzero(~is_candidate[:end])
+        for pos, row in zip(rest.tolist(), order[rest].tolist(), strict=True):
+            found = visited.get(pos)
+            if found is None:
+                found = plane.outcomes[row]
+                assert found is not None
+            failed.append((nodes[row], found[1]))
+        fresh: list[tuple[int, Candidate]] = []
+        for pos, outcome in visited.items():
+            if outcome[0] is not None and pos < end:
+                j = int(np.searchsorted(at, pos))
+                candidates[j] = outcome[0]
+                fresh.append((j, outcome[0]))
+        if len(candidates) > 1:
+            ranks = (
+                plane.top[rows],
+                plane.total[rows],
+                plane.count[rows],
+                plane.earliest[rows],
+                plane.unstarted[rows],
+            )
+            for j, candidate in fresh:  # maybe not kept in the plane
+                _, top, total, count, earliest, unstarted = rank_of(candidate.victims)
+                ranks[0][j], ranks[1][j], ranks[2][j] = top, total, count
+                ranks[3][j], ranks[4][j] = earliest, unstarted
+            self._pick = candidates, ranks
+        return candidates, failed
 
     async def _visit_in_parallel(
         self,
@@ -670,6 +804,9 @@ class DefaultPreemption:
             return None
         if len(candidates) == 1:
             return candidates[0]
+        picked = self._pick
+        if picked is not None and picked[0] is candidates:
+            return pick_best(candidates, *picked[1], self.handle.now())
         name = pick_one_node_for_preemption(candidates, self.handle.now())
         for c in candidates:
             if c.name == name:

@@ -157,11 +157,20 @@ class NodeResourcesFit:
     def filter_batch_statuses(
         self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray
     ) -> list[Status | None]:
-        """:meth:`filter`'s statuses for rejected ``rows``: each row's missing resources
-        (in :func:`insufficient`'s order) as bits, one Status per distinct combination."""
+        """:meth:`filter`'s statuses for rejected ``rows``, one per row."""
+        made, which = self.filter_batch_status_groups(state, pod, table, rows)
+        return [made[i] for i in which.tolist()]
+
+    def filter_batch_status_groups(
+        self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray
+    ) -> tuple[list[Status | None], IntArray]:
+        """:meth:`filter`'s statuses for rejected ``rows``, grouped: each row's missing
+        resources (in :func:`insufficient`'s order) as bits, one Status per distinct
+        combination, and per row the index of its Status."""
         s = state.get(PRE_FILTER_STATE_KEY)
         if s is None:
-            return [self.filter(state, pod, info) for info in map(table.infos.__getitem__, rows)]
+            each = [self.filter(state, pod, info) for info in map(table.infos.__getitem__, rows)]
+            return each, np.arange(len(each), dtype=np.int64)
         request = s.request
         checks: list[tuple[str, BoolArray, BoolArray]] = [
             (
@@ -201,7 +210,7 @@ class NodeResourcesFit:
             )
             kind = Code.UNSCHEDULABLE_AND_UNRESOLVABLE if code & 1 else Code.UNSCHEDULABLE
             made.append(Status(kind, reasons))
-        return [made[i] for i in which.tolist()]
+        return made, which.astype(np.int64, copy=False)
 
     # -- PreScore / Score
 

@@ -1,0 +1,130 @@
+"""Arithmetic dry-run outcomes by NodeTable row, for whole visits at array speed.
+
+# pkg/scheduler/framework/preemption/preemption.go (DryRunPreemption,
+# pickOneNodeForPreemption)
+The :class:`~._visit_cache.VisitCache` keeps each node's last outcome and checks it node
+by node. Between preemptors of one kind (PreemptionBasic's 500) nearly every node's
+outcome is the kept one, and that check becomes the cost. Here the outcomes kept for one
+preemptor key sit in arrays over the snapshot's table rows, each with the generation of
+the NodeInfo it was decided on: one comparison with the table's generation column says
+which rows still hold (a generation names one version of one node). Finding the first
+candidates from the offset, and the best of them, are then array operations.
+
+Only outcomes decided by the Fit comparisons on a node with no nominated pods, without
+disruption budgets and independent of the clock are kept here; every other node is
+visited as before.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...framework import NodeTable
+from ._candidates import Candidate, Victims, rank_of
+from ._visit_cache import Outcome
+
+__all__ = ["CANDIDATE", "FAILED", "PASSED", "UNKNOWN", "RowPlane", "VisitRows", "kind_of"]
+
+UNKNOWN, CANDIDATE, FAILED, PASSED = 0, 1, 2, 3
+"""What a row holds: nothing kept, a candidate, a failure status, passed over."""
+
+_PLANES_LIMIT = 16
+_NO_GENERATION = np.iinfo(np.int64).min
+_NO_CANDIDATE = Candidate("", Victims(()))
+
+
+def kind_of(outcome: Outcome) -> int:
+    candidate, status = outcome
+    if candidate is not None:
+        return CANDIDATE
+    return PASSED if status is None else FAILED
+
+
+class RowPlane:
+    """One preemptor key's kept outcomes, by row of one table layout."""
+
+    __slots__ = (
+        "candidates",
+        "column",
+        "count",
+        "earliest",
+        "generation",
+        "kind",
+        "outcomes",
+        "top",
+        "total",
+        "unstarted",
+    )
+
+    def __init__(self, table: NodeTable) -> None:
+        n = len(table)
+        self.column = table.generation
+        """The table's generation column (a rebuilt table has a new one)."""
+        self.kind = np.zeros(n, dtype=np.int8)
+        self.generation = np.full(n, _NO_GENERATION, dtype=np.int64)
+        self.outcomes: list[Outcome | None] = [None] * n
+        self.candidates: list[Candidate] = [_NO_CANDIDATE] * n
+        """Per row the kept candidate (meaningful where the kind is CANDIDATE)."""
+        # pickOneNodeForPreemption's criteria per candidate row (see _candidates._rank).
+        self.top = np.zeros(n, dtype=np.int64)
+        self.total = np.zeros(n, dtype=np.int64)
+        self.count = np.zeros(n, dtype=np.int64)
+        self.earliest = np.zeros(n, dtype=np.float64)
+        self.unstarted = np.zeros(n, dtype=np.bool_)
+
+    def kinds(self) -> np.ndarray[tuple[int], np.dtype[np.int8]]:
+        """Per row the kept kind, UNKNOWN where the node changed since."""
+        return np.where(self.generation == self.column, self.kind, np.int8(UNKNOWN))
+
+    def store(self, row: int, generation: int, outcome: Outcome) -> None:
+        kind = kind_of(outcome)
+        self.kind[row] = kind
+        self.generation[row] = generation
+        self.outcomes[row] = outcome
+        candidate = outcome[0]
+        if candidate is not None:
+            self.candidates[row] = candidate
+            _, top, total, count, earliest, unstarted = rank_of(candidate.victims)
+            self.top[row], self.total[row], self.count[row] = top, total, count
+            self.earliest[row], self.unstarted[row] = earliest, unstarted
+
+
+class VisitRows:
+    """The row planes, one per interned preemptor key."""
+
+    __slots__ = ("_planes",)
+
+    def __init__(self) -> None:
+        self._planes: dict[object, RowPlane] = {}
+
+    def plane(self, key: object, table: NodeTable) -> RowPlane | None:
+        """The key's plane for ``table``'s layout (a new one after a rebuild); None for a
+        key that cannot be kept (unhashable)."""
+        try:
+            plane = self._planes.get(key)
+        except TypeError:
+            return None
+        if plane is None or plane.column is not table.generation:
+            if len(self._planes) >= _PLANES_LIMIT:
+                self._planes.clear()
+            self._planes[key] = plane = RowPlane(table)
+        return plane
+
+
+def pick_best(
+    candidates: list[Candidate],
+    top: np.ndarray[tuple[int], np.dtype[np.int64]],
+    total: np.ndarray[tuple[int], np.dtype[np.int64]],
+    count: np.ndarray[tuple[int], np.dtype[np.int64]],
+    earliest: np.ndarray[tuple[int], np.dtype[np.float64]],
+    unstarted: np.ndarray[tuple[int], np.dtype[np.bool_]],
+    now: float,
+) -> Candidate:
+    """pickOneNodeForPreemption over candidates without PDB violations, by arrays of their
+    ranks: each criterion in turn keeps the best; ties go to the first candidate."""
+    keep = np.ones(len(candidates), dtype=np.bool_)
+    for column in (top, total, count):
+        keep &= column == column[keep].max()
+    start = np.where(unstarted & (now < earliest), now, earliest)
+    keep &= start == start[keep].max()
+    return candidates[int(np.argmax(keep))]
