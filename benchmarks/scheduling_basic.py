@@ -56,6 +56,7 @@ async def run_once(nodes: int, init_pods: int, pods: int, seed: int) -> dict[str
         bound_times.clear()
         latencies.clear()
         start = time.perf_counter()
+        cpu_start = time.process_time()
         for i in range(pods):
             key = f"default/pod-{i}"
             attempt_started[key] = time.perf_counter()
@@ -63,6 +64,7 @@ async def run_once(nodes: int, init_pods: int, pods: int, seed: int) -> dict[str
         while len(bound_times) < pods:
             await anyio.sleep(0.005)
         elapsed = time.perf_counter() - start
+        cpu = time.process_time() - cpu_start
         assert scheduler.cache.pod_count == init_pods + pods
     # Throughput over 1 s windows, as scheduler_perf reports it.
     windows: dict[int, int] = {}
@@ -73,6 +75,8 @@ async def run_once(nodes: int, init_pods: int, pods: int, seed: int) -> dict[str
         "pods_per_second": pods / elapsed,
         "window_p50": _percentile(per_window, 0.5),
         "elapsed_s": elapsed,
+        "cpu_s": cpu,
+        "pods_per_cpu_second": pods / cpu,
         "create_to_bind_p50_ms": _percentile(latencies, 0.5) * 1000,
         "create_to_bind_p99_ms": _percentile(latencies, 0.99) * 1000,
     }

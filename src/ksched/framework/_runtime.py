@@ -11,7 +11,8 @@ snapshot's NodeTable; the per-node methods stay the definition and give the reas
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
+from functools import partial
 
 import anyio
 import numpy as np
@@ -149,11 +150,13 @@ class Framework(FilterRunner):
         *,
         table: NodeTable | None = None,
         rows: IntArray | None = None,
+        row_key: Hashable | None = None,
     ) -> ScoreOutcome:
         """Score, NormalizeScore, weight, total (# framework.go RunScorePlugins).
 
         With ``table`` and the nodes' ``rows`` in it, plugins' batch forms score all
-        nodes at once.
+        nodes at once; with the pod's ``row_key`` too, row-local plugins' raw scores
+        are read from columns kept for equal pods.
         """
         batch_ok = table is not None and rows is not None and self.batching and table.exact
         total = np.zeros(len(nodes), dtype=np.int64)
@@ -164,6 +167,11 @@ class Framework(FilterRunner):
             names = self._evaluated_names(SCORE, self._score_calls, skip)
             state.metrics.plugin_evaluations(SCORE, self.profile_name, names, len(nodes))
         recorder = state.metrics if state.record_plugin_metrics else None
+        kept_key = (
+            (row_key, skip)
+            if batch_ok and row_key is not None and recorder is None and self.use_row_cache
+            else None
+        )
         for sp in self._score:
             if sp.name in skip:
                 continue
@@ -171,12 +179,15 @@ class Framework(FilterRunner):
                 values: IntArray | None = None
                 if batch_ok and sp.batch is not None:
                     assert table is not None and rows is not None
-                    if recorder is None:
-                        values = sp.batch(state, pod, table, rows)
-                    else:
-                        values = call_timed(
-                            recorder, sp.name, SCORE, sp.batch, state, pod, table, rows
-                        )
+                    if kept_key is not None and sp.name in self._row_local_scores:
+                        values = self._kept_scores(kept_key, sp, state, pod, table, rows)
+                    if values is None:
+                        if recorder is None:
+                            values = sp.batch(state, pod, table, rows)
+                        else:
+                            values = call_timed(
+                                recorder, sp.name, SCORE, sp.batch, state, pod, table, rows
+                            )
                 if values is not None and not is_scores(values, len(nodes)):
                     raise TypeError(
                         f"score_batch returned {type(values).__name__}, "
@@ -237,6 +248,31 @@ class Framework(FilterRunner):
             total += values * sp.weight
             per_plugin[sp.name] = values
         return ScoreOutcome(nodes, per_plugin, total)
+
+    def _kept_scores(
+        self,
+        key: Hashable,
+        sp: ScorePluginEntry,
+        state: CycleState,
+        pod: Pod,
+        table: NodeTable,
+        rows: IntArray,
+    ) -> IntArray | None:
+        """Raw scores at ``rows`` from the column kept for equal pods; None when there is
+        none (or building it failed: the batch form on ``rows`` then says what happens)."""
+        assert sp.batch is not None
+        score = sp.call.fn
+        infos = table.infos
+
+        def score_row(row: int) -> int:
+            return int(score(state, pod, infos[row]))
+
+        try:
+            return self.row_cache.scores(
+                key, sp.name, table, rows, partial(sp.batch, state, pod, table), score_row
+            )
+        except Exception:
+            return None
 
     def _timed_score(self, sp: ScorePluginEntry, recorder: MetricsRecorder) -> PluginCall:
         return self._timed.get(SCORE, self._score_calls, recorder)[self._score.index(sp)]

@@ -11,6 +11,7 @@ The snapshot keeps the table in step, row by row, as NodeInfos change.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Iterator, Sequence
 from typing import overload
 
@@ -27,6 +28,10 @@ BoolArray = npt.NDArray[np.bool_]
 EXACT_LIMIT = 1 << 53
 """Above this an amount may not convert exactly to float64, nor multiply by 100 in int64:
 the table then reports itself inexact and batch forms step aside."""
+
+_EPOCHS = itertools.count(1)
+_CHANGE_LOG_LIMIT = 1 << 16
+"""Rows logged before the log starts over under a new epoch (kept views then rebuild)."""
 
 _HARD_EFFECTS = frozenset({"NoSchedule", "NoExecute"})
 _SOFT_EFFECT = "PreferNoSchedule"
@@ -48,6 +53,8 @@ class NodeTable:
         "alloc_ephemeral",
         "alloc_memory",
         "alloc_pods",
+        "changed_rows",
+        "epoch",
         "free_cpu",
         "free_ephemeral",
         "free_memory",
@@ -102,8 +109,14 @@ class NodeTable:
         self._images: dict[str, set[int]] = {}
         self._row_images: list[tuple[str, ...]] = [()] * n
         self._oversized: set[int] = set()
+        self.epoch = next(_EPOCHS)
+        """Changes with every rebuild: rows of another epoch may mean other nodes."""
+        self.changed_rows: list[int] = []
+        """Rows refreshed since the epoch began, in order (repeats kept): what a view
+        kept from an earlier cycle must look at again."""
         for i, info in enumerate(infos):
             self.update_row(i, info)
+        self.changed_rows.clear()
 
     def __len__(self) -> int:
         return len(self.infos)
@@ -115,6 +128,11 @@ class NodeTable:
 
     def update_row(self, row: int, info: NodeInfo) -> None:
         """Refresh one row from its (new) NodeInfo."""
+        changed = self.changed_rows
+        if len(changed) >= _CHANGE_LOG_LIMIT:
+            self.epoch = next(_EPOCHS)
+            changed.clear()
+        changed.append(row)
         alloc, req, nonzero = info.allocatable, info.requested, info.non_zero_requested
         values = (
             alloc.milli_cpu,
