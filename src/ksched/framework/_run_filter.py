@@ -520,8 +520,18 @@ class FilterRunner(FrameworkBase):
         """The rows of the first ``limit`` passing nodes of the whole table, examined from
         row ``start`` on (rotating), and how many rows that examined; None when none pass.
 
-        The same answer as masking the rotated order, without a table-sized gather."""
+        The same answer as masking the rotated order, without a table-sized gather; when
+        the passing rows are dense, without a table-sized scan either."""
         n = len(mask)
+        if limit > 0:
+            # Look at a window after ``start`` first, widened while it holds too few.
+            window = 2 * limit + 1024
+            while start + window < n:
+                head = np.flatnonzero(mask[start : start + window])
+                if len(head) >= limit:
+                    passing = head[:limit]
+                    return int(passing[-1]) + 1, passing + start
+                window *= 4
         head = np.flatnonzero(mask[start:])
         if 0 < limit <= len(head):
             passing = head[:limit]

@@ -47,6 +47,7 @@ class NodeTable:
         "_oversized",
         "_ports",
         "_row_images",
+        "_row_nodes",
         "_row_ports",
         "_scalars",
         "alloc_cpu",
@@ -109,6 +110,8 @@ class NodeTable:
         self._images: dict[str, set[int]] = {}
         self._row_images: list[tuple[str, ...]] = [()] * n
         self._oversized: set[int] = set()
+        self._row_nodes: list[object] = [None] * n
+        """The Node object each row's node columns were read from."""
         self.epoch = next(_EPOCHS)
         """Changes with every rebuild: rows of another epoch may mean other nodes."""
         self.changed_rows: list[int] = []
@@ -168,14 +171,6 @@ class NodeTable:
         for name, (alloc_col, req_col) in self._scalars.items():
             alloc_col[row] = alloc.scalar.get(name, 0)
             req_col[row] = req.scalar.get(name, 0)
-        node = info.node
-        if self._labels or self._codes:
-            labels = node.labels
-            for key, column in self._labels.items():
-                column[row] = labels.get(key)
-            for key, (codes, vocabulary) in self._codes.items():
-                value = labels.get(key)
-                codes[row] = -1 if value is None else vocabulary.setdefault(value, len(vocabulary))
         used_ports = info.used_ports
         self.has_ports[row] = bool(used_ports)
         pairs = used_ports.pairs() if used_ports else frozenset()
@@ -188,6 +183,17 @@ class NodeTable:
                     in_use = self._ports[pair] = np.zeros(len(self.infos), dtype=np.bool_)
                 in_use[row] = True
             self._row_ports[row] = pairs
+        node = info.node
+        if node is self._row_nodes[row]:
+            return  # labels, flags and images come from the Node object alone
+        self._row_nodes[row] = node
+        if self._labels or self._codes:
+            labels = node.labels
+            for key, column in self._labels.items():
+                column[row] = labels.get(key)
+            for key, (codes, vocabulary) in self._codes.items():
+                value = labels.get(key)
+                codes[row] = -1 if value is None else vocabulary.setdefault(value, len(vocabulary))
         self.unschedulable[row] = node.spec.unschedulable
         effects = {t.effect for t in node.spec.taints}
         self.hard_tainted[row] = not effects.isdisjoint(_HARD_EFFECTS)
