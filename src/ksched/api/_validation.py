@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator, Mapping, MutableSequence
 from typing import Any
 
 from .._errors import ManifestError
-from ._manifest import KubeObject, describe, read_object
+from ._manifest import KubeObject, describe, read_object, spec_key
 from ._names import (
     FieldProblem,
     duplicate,
@@ -109,8 +109,23 @@ def _node(data: Mapping[str, Any]) -> Iterator[FieldProblem]:
         yield from non_negative_problems(as_map(status.get(field)), f"status.{field}")
 
 
-def _pod(data: Mapping[str, Any], names: bool) -> Iterator[FieldProblem]:
-    yield from pod_spec_problems(as_map(data.get("spec")), "spec", names=names)
+_SPEC_PROBLEMS_LIMIT = 4096
+_spec_problems: dict[tuple[str, bool], tuple[FieldProblem, ...]] = {}
+"""Problems of pod specs checked, by their dict's ``spec_key`` (a pure function of it)."""
+
+
+def _pod(data: Mapping[str, Any], names: bool) -> Iterable[FieldProblem]:
+    spec = as_map(data.get("spec"))
+    key = spec_key(spec)
+    if key is None:
+        return pod_spec_problems(spec, "spec", names=names)
+    problems = _spec_problems.get((key, names))
+    if problems is None:
+        problems = tuple(pod_spec_problems(spec, "spec", names=names))
+        if len(_spec_problems) >= _SPEC_PROBLEMS_LIMIT:
+            _spec_problems.clear()
+        _spec_problems[key, names] = problems
+    return problems
 
 
 def _priority_class(data: Mapping[str, Any]) -> Iterator[FieldProblem]:
