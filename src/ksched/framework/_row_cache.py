@@ -26,6 +26,7 @@ import attrs
 import numpy as np
 
 from ..api import Pod
+from ._interfaces import MAX_NODE_SCORE, MIN_NODE_SCORE
 from ._signature import host_ports_signer, node_selector_signer, resources_signer
 from ._table import BoolArray, IntArray, NodeTable
 
@@ -152,7 +153,9 @@ class RowCache:
         """Raw scores at ``rows`` from the kept column of ``plugin`` for ``key``; None
         when there is none to read (the caller scores ``rows`` itself). The column is
         built with ``score_rows(rows)`` (the batch form) and brought up to date row by
-        row with ``score_row(row)`` (the per-node method: cheaper for a few rows)."""
+        row with ``score_row(row)`` (the per-node method: cheaper for a few rows). Every
+        kept score is within [MIN_NODE_SCORE, MAX_NODE_SCORE]: a column that would hold
+        another is dropped, so the caller's own scoring reports it."""
         slot = (key, plugin)
         kept = self._columns.get(slot)
         n = len(table)
@@ -162,11 +165,14 @@ class RowCache:
             def refresh(changed: list[int]) -> bool:
                 if len(changed) <= _PER_ROW:
                     for row in changed:
-                        column[row] = score_row(row)
+                        value = score_row(row)
+                        if not MIN_NODE_SCORE <= value <= MAX_NODE_SCORE:
+                            return False
+                        column[row] = value
                     return True
                 at = np.array(changed, dtype=np.int64)
                 fresh = score_rows(at)
-                if fresh is None or not _is_column(fresh, len(at)):
+                if fresh is None or not _is_column(fresh, len(at)) or not _in_range(fresh):
                     return False
                 column[at] = fresh
                 return True
@@ -181,7 +187,7 @@ class RowCache:
                     self._asked.popitem(last=False)
                 return None
             values = score_rows(np.arange(n, dtype=np.int64))
-            if values is None or not _is_column(values, n):
+            if values is None or not _is_column(values, n) or not _in_range(values):
                 return None
             kept = self._columns[slot] = _Kept(table.epoch, len(table.changed_rows), values)
             if len(self._columns) > _KEYS * 4:
@@ -204,6 +210,12 @@ def _catch_up(kept: _Kept, table: NodeTable, refresh: Callable[[list[int]], bool
         return False
     kept.seen = len(log)
     return True
+
+
+def _in_range(values: IntArray) -> bool:
+    return not len(values) or (
+        int(values.min()) >= MIN_NODE_SCORE and int(values.max()) <= MAX_NODE_SCORE
+    )
 
 
 def _is_column(values: object, size: int) -> bool:

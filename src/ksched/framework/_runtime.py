@@ -175,12 +175,14 @@ class Framework(FilterRunner):
         for sp in self._score:
             if sp.name in skip:
                 continue
+            checked = False  # values known to be in range (a kept column, not normalized)
             try:
                 values: IntArray | None = None
                 if batch_ok and sp.batch is not None:
                     assert table is not None and rows is not None
                     if kept_key is not None and sp.name in self._row_local_scores:
                         values = self._kept_scores(kept_key, sp, state, pod, table, rows)
+                        checked = values is not None and sp.normalize is None
                     if values is None:
                         if recorder is None:
                             values = sp.batch(state, pod, table, rows)
@@ -237,7 +239,11 @@ class Framework(FilterRunner):
                     return ScoreOutcome.failed(fault_status(sp.name, "NormalizeScore", exc))
                 if status is not None and not status.is_success:
                     return ScoreOutcome.failed(status.with_plugin(sp.name))
-            if len(values) and (values.max() > MAX_NODE_SCORE or values.min() < MIN_NODE_SCORE):
+            if (
+                not checked
+                and len(values)
+                and (values.max() > MAX_NODE_SCORE or values.min() < MIN_NODE_SCORE)
+            ):
                 out_of_range = np.flatnonzero((values > MAX_NODE_SCORE) | (values < MIN_NODE_SCORE))
                 value = int(values[out_of_range[0]])
                 message = (
@@ -245,7 +251,7 @@ class Framework(FilterRunner):
                     f"range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
                 )
                 return ScoreOutcome.failed(Status(Code.ERROR, (message,), plugin=sp.name))
-            total += values * sp.weight
+            total += values if sp.weight == 1 else values * sp.weight
             per_plugin[sp.name] = values
         return ScoreOutcome(nodes, per_plugin, total)
 
