@@ -51,8 +51,9 @@ def _sum(containers: Iterable[Container], non_zero: bool) -> dict[str, int]:
 
 
 _MEMO_LIMIT = 256
-_memo: dict[tuple[int, bool], tuple[PodSpec, dict[str, int]]] = {}
-"""The last specs' requests, by the spec's identity (kept alive by the entry)."""
+_memo: dict[tuple[int, int, int, bool], tuple[PodSpec, dict[str, int]]] = {}
+"""The last specs' requests, by the identity of the parts they are read from (the entry
+keeps one such spec alive, so those parts stay the ones the key names)."""
 
 
 def pod_requests(pod: Pod, *, non_zero: bool = False) -> dict[str, int]:
@@ -61,12 +62,19 @@ def pod_requests(pod: Pod, *, non_zero: bool = False) -> dict[str, int]:
     With ``non_zero``, a container that requests no cpu (memory) counts 100m (200Mi),
     as the scoring plugins do.
     """
-    # A pod's cycle asks several plugins, each asking for the same spec's requests.
+    # A pod's cycle asks several plugins, each asking for the same requests; the
+    # assumed and the bound copy of the pod share the containers with it.
     spec = pod.spec
-    slot = (id(spec), non_zero)
+    slot = (id(spec.containers), id(spec.init_containers), id(spec.overhead), non_zero)
     kept = _memo.get(slot)
-    if kept is not None and kept[0] is spec:
-        return dict(kept[1])
+    if kept is not None:
+        seen = kept[0]
+        if (
+            seen.containers is spec.containers
+            and seen.init_containers is spec.init_containers
+            and seen.overhead is spec.overhead
+        ):
+            return dict(kept[1])
     reqs = _requests(spec, non_zero)
     if len(_memo) >= _MEMO_LIMIT:
         _memo.clear()
