@@ -35,3 +35,17 @@ def test_matches_the_rotated_walk(seed: int) -> None:
                 continue
             assert got is not None
             assert (got[0], got[1].tolist()) == want
+
+
+@pytest.mark.parametrize("density", [0.02, 0.3, 0.9, 1.0])
+def test_matches_the_rotated_walk_on_large_tables(density: float) -> None:
+    # Large enough that the scan looks at windows after ``start`` before the whole table.
+    rng = np.random.default_rng(7)
+    n = 20_000
+    mask = rng.random(n) < density
+    for start in (0, 1, 7_000, 15_000, n - 1):
+        for limit in (1, 50, 500, 2_000, n):
+            got = FilterRunner._first_passing_rows(mask, start, limit)
+            want = _reference(mask, start, limit)
+            assert got is not None and want is not None
+            assert (got[0], got[1].tolist()) == want, (start, limit)

@@ -261,9 +261,27 @@ def _pod_spec(spec: _Fields) -> PodSpec:
     )
 
 
+_SPECS_LIMIT = 4096
+_specs: dict[str, PodSpec] = {}
+"""Pod specs read, by :func:`spec_key`: pods made from one template share one spec."""
+
+
+def spec_key(data: object) -> str | None:
+    """A key equal for equal pod-spec dicts (their ``repr``), None for other mappings."""
+    return repr(data) if type(data) is dict else None
+
+
 def _pod(f: _Fields) -> Pod:
     spec, status = f.sub("spec"), f.sub("status")
-    pod_spec = _pod_spec(spec)
+    # A spec is read from its dict alone: equal dicts (a workload's pods) read once.
+    key = spec_key(spec.data)
+    pod_spec = _specs.get(key) if key is not None else None
+    if pod_spec is None:
+        pod_spec = _pod_spec(spec)
+        if key is not None:
+            if len(_specs) >= _SPECS_LIMIT:
+                _specs.clear()
+            _specs[key] = pod_spec
     pod_status = PodStatus(
         nominated_node_name=status.opt_str("nominatedNodeName") or None,
         start_time=status.time("startTime"),

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator, Mapping, MutableSequence
 from typing import Any
 
 from .._errors import ManifestError
-from ._manifest import KubeObject, describe, read_object
+from ._manifest import KubeObject, describe, read_object, spec_key
 from ._names import (
     FieldProblem,
     duplicate,
@@ -109,8 +109,48 @@ def _node(data: Mapping[str, Any]) -> Iterator[FieldProblem]:
         yield from non_negative_problems(as_map(status.get(field)), f"status.{field}")
 
 
-def _pod(data: Mapping[str, Any], names: bool) -> Iterator[FieldProblem]:
-    yield from pod_spec_problems(as_map(data.get("spec")), "spec", names=names)
+_spec_unknown: dict[str, list[str]] = {}
+"""Unknown fields under a pod's ``spec``, by its dict's ``spec_key``."""
+
+
+def _pod_unknown_fields(data: Mapping[str, Any]) -> list[str]:
+    """``unknown_fields("Pod", data)``, the part under ``spec`` looked at once per
+    distinct spec dict (paths in the same order: each top-level field walked in turn)."""
+    key = spec_key(data.get("spec"))
+    if key is None:
+        return unknown_fields("Pod", data)
+    paths: list[str] = []
+    for field, value in data.items():
+        if field != "spec":
+            paths.extend(unknown_fields("Pod", {field: value}))
+            continue
+        under = _spec_unknown.get(key)
+        if under is None:
+            under = unknown_fields("Pod", {field: value})
+            if len(_spec_unknown) >= _SPEC_PROBLEMS_LIMIT:
+                _spec_unknown.clear()
+            _spec_unknown[key] = under
+        paths.extend(under)
+    return paths
+
+
+_SPEC_PROBLEMS_LIMIT = 4096
+_spec_problems: dict[tuple[str, bool], tuple[FieldProblem, ...]] = {}
+"""Problems of pod specs checked, by their dict's ``spec_key`` (a pure function of it)."""
+
+
+def _pod(data: Mapping[str, Any], names: bool) -> Iterable[FieldProblem]:
+    spec = as_map(data.get("spec"))
+    key = spec_key(spec)
+    if key is None:
+        return pod_spec_problems(spec, "spec", names=names)
+    problems = _spec_problems.get((key, names))
+    if problems is None:
+        problems = tuple(pod_spec_problems(spec, "spec", names=names))
+        if len(_spec_problems) >= _SPEC_PROBLEMS_LIMIT:
+            _spec_problems.clear()
+        _spec_problems[key, names] = problems
+    return problems
 
 
 def _priority_class(data: Mapping[str, Any]) -> Iterator[FieldProblem]:
@@ -239,7 +279,7 @@ def validate_object(
     kind = store_kind(data)  # a scheduling.k8s.io PodGroup is a SchedulingPodGroup
     problems = [
         FieldProblem(path, "UnknownField", warning=not strict)
-        for path in unknown_fields(kind, data)
+        for path in (_pod_unknown_fields(data) if kind == "Pod" else unknown_fields(kind, data))
     ]
     api_version = data.get("apiVersion")
     allowed = API_VERSIONS.get(kind)

@@ -28,7 +28,7 @@ from ._interfaces import (
     PreFilterResult,
     QueuedPodInfo,
 )
-from ._nominated_verdicts import NominatedVerdicts
+from ._nominated_verdicts import NominatedVerdicts, node_local_filter_types
 from ._plugin_metrics import (
     PRE_FILTER,
     PRE_FILTER_EXTENSION_ADD_POD,
@@ -36,6 +36,7 @@ from ._plugin_metrics import (
     TimedCalls,
     call_timed,
 )
+from ._row_cache import RowCache, row_local_score_types
 from ._signature import SignPlugin
 from ._status import SUCCESS, Code, Status
 from ._types import NodeInfo, PodInfo
@@ -136,6 +137,23 @@ class FrameworkBase:
         self._nominated_verdicts = NominatedVerdicts()
         """Per node: the two-pass Filter verdict, for pods whose Filters are node-local."""
         self._filter_plugins = [(c.plugin, self.plugins[c.plugin]) for c in self._filter]
+        local_filters = node_local_filter_types()
+        self._local_filters = frozenset(
+            c.plugin
+            for c in self._filter
+            if type(self.plugins[c.plugin]) in local_filters and c.plugin in self._filter_batch
+        )
+        """Filters with a batch form whose verdict reads only the node and the pod."""
+        local_scores = row_local_score_types()
+        self._row_local_scores = frozenset(
+            p.name for p in self._score if type(self.plugins[p.name]) in local_scores
+        )
+        """Score plugins whose raw score of a node reads only that node and the pod."""
+        self._local_filters_for: dict[frozenset[str], bool] = {}
+        self.row_cache = RowCache()
+        """Filter masks and Score columns kept per pod signature between cycles."""
+        self.use_row_cache = True
+        """Read kept masks and columns for equal pods (off: batch forms every cycle)."""
         self.batch = self._opportunistic_batch()
         """The profile's opportunistic batching, or None when a plugin cannot sign pods."""
         self.group_plugin: PodGroupPlugin | None = next(
@@ -150,6 +168,15 @@ class FrameworkBase:
         """The plugin that places pod groups in one cycle (GangScheduling), if enabled."""
         self._timed = TimedCalls()
         self._evaluated: dict[tuple[str, frozenset[str]], tuple[str, ...]] = {}
+
+    def _filters_local(self, skip: frozenset[str]) -> bool:
+        """Whether every Filter that runs (not in ``skip``) is node-local with a batch form."""
+        local = self._local_filters_for.get(skip)
+        if local is None:
+            local = self._local_filters_for[skip] = all(
+                c.plugin in self._local_filters for c in self._filter if c.plugin not in skip
+            )
+        return local
 
     # ---- per-plugin metrics -------------------------------------------------------
 

@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Hashable, Sequence
 
 import numpy as np
 
@@ -194,12 +194,15 @@ class FilterRunner(FrameworkBase):
         nominated_nodes: Collection[str] = (),
         table: NodeTable | None = None,
         need_statuses: bool = True,
+        row_key: Hashable | None = None,
     ) -> FilterOutcome:
         """Filter nodes from ``start`` (rotating) until ``limit`` feasible were found.
 
         With ``table`` (the snapshot's, holding every node of ``nodes``) the plugins'
         batch forms judge all nodes at once; ``nominated_nodes`` names the nodes that
-        have nominated pods, which take the per-node two-pass filter.
+        have nominated pods, which take the per-node two-pass filter. With the pod's
+        ``row_key`` (``pod_row_key``) the mask of an earlier equal pod is reused where
+        rows did not change.
         # schedule_one.go findNodesThatPassFilters
         """
         outcome = await self._find_feasible(
@@ -212,6 +215,7 @@ class FilterRunner(FrameworkBase):
             nominated_nodes=nominated_nodes,
             table=table,
             need_statuses=need_statuses,
+            row_key=row_key,
         )
         if state.metrics is not None and self._filter:
             # Every Filter plugin that is not skipped counts each node examined (upstream
@@ -232,6 +236,7 @@ class FilterRunner(FrameworkBase):
         nominated_nodes: Collection[str],
         table: NodeTable | None,
         need_statuses: bool,
+        row_key: Hashable | None,
     ) -> FilterOutcome:
         if table is not None and self.batching and self._filter_batch and table.exact:
             outcome = await self._find_feasible_batch(
@@ -244,6 +249,7 @@ class FilterRunner(FrameworkBase):
                 nominated_for=nominated_for,
                 nominated_nodes=nominated_nodes,
                 need_statuses=need_statuses,
+                row_key=row_key,
             )
             if outcome is not None:
                 return outcome
@@ -321,6 +327,7 @@ class FilterRunner(FrameworkBase):
         nominated_for: Callable[[str], Sequence[PodInfo]] | None,
         nominated_nodes: Collection[str],
         need_statuses: bool,
+        row_key: Hashable | None,
     ) -> FilterOutcome | None:
         """Filter with batch masks; None when no plugin has a batch form for this pod.
 
@@ -333,6 +340,30 @@ class FilterRunner(FrameworkBase):
         masks: list[tuple[PluginCall, BoolArray]] = []
         filters = self._calls(state, FILTER, self._filter)
         recorder = state.metrics if state.record_plugin_metrics else None
+        has_nominated = nominated_for is not None and bool(nominated_nodes)
+        # The hot path for a pod like an earlier one: only the rows changed since are
+        # judged again (the whole-table scan is the same as below).
+        kept_key: Hashable | None = None
+        if (
+            row_key is not None
+            and self.use_row_cache
+            and recorder is None
+            and nodes is table.infos
+            and not need_statuses
+            and not has_nominated
+            and self._filters_local(skip)
+        ):
+            kept_key = (row_key, skip)
+
+            def judge(row: int) -> bool | None:
+                status = run_filters_sync(filters, state, pod, table.infos[row])
+                return None if status.code is Code.ERROR else status.is_success
+
+            kept = self.row_cache.mask(kept_key, table, judge)
+            if kept is not None:
+                fast = self._first_passing_rows(kept, start, limit)
+                if fast is not None:
+                    return self._fast_outcome(table, *fast)
         for call in filters:
             if call.plugin in skip:
                 continue
@@ -356,19 +387,12 @@ class FilterRunner(FrameworkBase):
         if mask is None:
             return None
         n = len(nodes)
-        has_nominated = nominated_for is not None and bool(nominated_nodes)
+        if kept_key is not None and not per_node:
+            self.row_cache.keep_mask(kept_key, table, mask)
         if nodes is table.infos and not per_node and not has_nominated and not need_statuses:
             fast = self._first_passing_rows(mask, start, limit)
             if fast is not None:
-                processed, feasible_rows = fast
-                return FilterOutcome(
-                    NodeRows(table.infos, feasible_rows),
-                    NodeToStatus(),
-                    processed,
-                    set(),
-                    None,
-                    feasible_rows,
-                )
+                return self._fast_outcome(table, *fast)
         if nodes is table.infos:
             rows = np.arange(n, dtype=np.int64)
         else:
@@ -477,12 +501,34 @@ class FilterRunner(FrameworkBase):
         )
 
     @staticmethod
+    def _fast_outcome(table: NodeTable, processed: int, feasible_rows: IntArray) -> FilterOutcome:
+        """The hot path's outcome: feasible rows, no statuses."""
+        return FilterOutcome(
+            NodeRows(table.infos, feasible_rows),
+            NodeToStatus(),
+            processed,
+            set(),
+            None,
+            feasible_rows,
+        )
+
+    @staticmethod
     def _first_passing_rows(mask: BoolArray, start: int, limit: int) -> tuple[int, IntArray] | None:
         """The rows of the first ``limit`` passing nodes of the whole table, examined from
         row ``start`` on (rotating), and how many rows that examined; None when none pass.
 
-        The same answer as masking the rotated order, without a table-sized gather."""
+        The same answer as masking the rotated order, without a table-sized gather; when
+        the passing rows are dense, without a table-sized scan either."""
         n = len(mask)
+        if limit > 0:
+            # Look at a window after ``start`` first, widened while it holds too few.
+            window = 2 * limit + 1024
+            while start + window < n:
+                head = np.flatnonzero(mask[start : start + window])
+                if len(head) >= limit:
+                    passing = head[:limit]
+                    return int(passing[-1]) + 1, passing + start
+                window *= 4
         head = np.flatnonzero(mask[start:])
         if 0 < limit <= len(head):
             passing = head[:limit]

@@ -11,7 +11,8 @@ snapshot's NodeTable; the per-node methods stay the definition and give the reas
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
+from functools import partial
 
 import anyio
 import numpy as np
@@ -149,11 +150,13 @@ class Framework(FilterRunner):
         *,
         table: NodeTable | None = None,
         rows: IntArray | None = None,
+        row_key: Hashable | None = None,
     ) -> ScoreOutcome:
         """Score, NormalizeScore, weight, total (# framework.go RunScorePlugins).
 
         With ``table`` and the nodes' ``rows`` in it, plugins' batch forms score all
-        nodes at once.
+        nodes at once; with the pod's ``row_key`` too, row-local plugins' raw scores
+        are read from columns kept for equal pods.
         """
         batch_ok = table is not None and rows is not None and self.batching and table.exact
         total = np.zeros(len(nodes), dtype=np.int64)
@@ -164,19 +167,29 @@ class Framework(FilterRunner):
             names = self._evaluated_names(SCORE, self._score_calls, skip)
             state.metrics.plugin_evaluations(SCORE, self.profile_name, names, len(nodes))
         recorder = state.metrics if state.record_plugin_metrics else None
+        kept_key = (
+            (row_key, skip)
+            if batch_ok and row_key is not None and recorder is None and self.use_row_cache
+            else None
+        )
         for sp in self._score:
             if sp.name in skip:
                 continue
+            checked = False  # values known to be in range (a kept column, not normalized)
             try:
                 values: IntArray | None = None
                 if batch_ok and sp.batch is not None:
                     assert table is not None and rows is not None
-                    if recorder is None:
-                        values = sp.batch(state, pod, table, rows)
-                    else:
-                        values = call_timed(
-                            recorder, sp.name, SCORE, sp.batch, state, pod, table, rows
-                        )
+                    if kept_key is not None and sp.name in self._row_local_scores:
+                        values = self._kept_scores(kept_key, sp, state, pod, table, rows)
+                        checked = values is not None and sp.normalize is None
+                    if values is None:
+                        if recorder is None:
+                            values = sp.batch(state, pod, table, rows)
+                        else:
+                            values = call_timed(
+                                recorder, sp.name, SCORE, sp.batch, state, pod, table, rows
+                            )
                 if values is not None and not is_scores(values, len(nodes)):
                     raise TypeError(
                         f"score_batch returned {type(values).__name__}, "
@@ -226,7 +239,11 @@ class Framework(FilterRunner):
                     return ScoreOutcome.failed(fault_status(sp.name, "NormalizeScore", exc))
                 if status is not None and not status.is_success:
                     return ScoreOutcome.failed(status.with_plugin(sp.name))
-            if len(values) and (values.max() > MAX_NODE_SCORE or values.min() < MIN_NODE_SCORE):
+            if (
+                not checked
+                and len(values)
+                and (values.max() > MAX_NODE_SCORE or values.min() < MIN_NODE_SCORE)
+            ):
                 out_of_range = np.flatnonzero((values > MAX_NODE_SCORE) | (values < MIN_NODE_SCORE))
                 value = int(values[out_of_range[0]])
                 message = (
@@ -234,9 +251,34 @@ class Framework(FilterRunner):
                     f"range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
                 )
                 return ScoreOutcome.failed(Status(Code.ERROR, (message,), plugin=sp.name))
-            total += values * sp.weight
+            total += values if sp.weight == 1 else values * sp.weight
             per_plugin[sp.name] = values
         return ScoreOutcome(nodes, per_plugin, total)
+
+    def _kept_scores(
+        self,
+        key: Hashable,
+        sp: ScorePluginEntry,
+        state: CycleState,
+        pod: Pod,
+        table: NodeTable,
+        rows: IntArray,
+    ) -> IntArray | None:
+        """Raw scores at ``rows`` from the column kept for equal pods; None when there is
+        none (or building it failed: the batch form on ``rows`` then says what happens)."""
+        assert sp.batch is not None
+        score = sp.call.fn
+        infos = table.infos
+
+        def score_row(row: int) -> int:
+            return int(score(state, pod, infos[row]))
+
+        try:
+            return self.row_cache.scores(
+                key, sp.name, table, rows, partial(sp.batch, state, pod, table), score_row
+            )
+        except Exception:
+            return None
 
     def _timed_score(self, sp: ScorePluginEntry, recorder: MetricsRecorder) -> PluginCall:
         return self._timed.get(SCORE, self._score_calls, recorder)[self._score.index(sp)]

@@ -11,6 +11,7 @@ The snapshot keeps the table in step, row by row, as NodeInfos change.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Iterator, Sequence
 from typing import overload
 
@@ -28,6 +29,10 @@ EXACT_LIMIT = 1 << 53
 """Above this an amount may not convert exactly to float64, nor multiply by 100 in int64:
 the table then reports itself inexact and batch forms step aside."""
 
+_EPOCHS = itertools.count(1)
+_CHANGE_LOG_LIMIT = 1 << 16
+"""Rows logged before the log starts over under a new epoch (kept views then rebuild)."""
+
 _HARD_EFFECTS = frozenset({"NoSchedule", "NoExecute"})
 _SOFT_EFFECT = "PreferNoSchedule"
 
@@ -42,12 +47,15 @@ class NodeTable:
         "_oversized",
         "_ports",
         "_row_images",
+        "_row_nodes",
         "_row_ports",
         "_scalars",
         "alloc_cpu",
         "alloc_ephemeral",
         "alloc_memory",
         "alloc_pods",
+        "changed_rows",
+        "epoch",
         "free_cpu",
         "free_ephemeral",
         "free_memory",
@@ -105,8 +113,16 @@ class NodeTable:
         self._images: dict[str, set[int]] = {}
         self._row_images: list[tuple[str, ...]] = [()] * n
         self._oversized: set[int] = set()
+        self._row_nodes: list[object] = [None] * n
+        """The Node object each row's node columns were read from."""
+        self.epoch = next(_EPOCHS)
+        """Changes with every rebuild: rows of another epoch may mean other nodes."""
+        self.changed_rows: list[int] = []
+        """Rows refreshed since the epoch began, in order (repeats kept): what a view
+        kept from an earlier cycle must look at again."""
         for i, info in enumerate(infos):
             self.update_row(i, info)
+        self.changed_rows.clear()
 
     def __len__(self) -> int:
         return len(self.infos)
@@ -118,6 +134,11 @@ class NodeTable:
 
     def update_row(self, row: int, info: NodeInfo) -> None:
         """Refresh one row from its (new) NodeInfo."""
+        changed = self.changed_rows
+        if len(changed) >= _CHANGE_LOG_LIMIT:
+            self.epoch = next(_EPOCHS)
+            changed.clear()
+        changed.append(row)
         alloc, req, nonzero = info.allocatable, info.requested, info.non_zero_requested
         values = (
             alloc.milli_cpu,
@@ -154,14 +175,6 @@ class NodeTable:
         for name, (alloc_col, req_col) in self._scalars.items():
             alloc_col[row] = alloc.scalar.get(name, 0)
             req_col[row] = req.scalar.get(name, 0)
-        node = info.node
-        if self._labels or self._codes:
-            labels = node.labels
-            for key, column in self._labels.items():
-                column[row] = labels.get(key)
-            for key, (codes, vocabulary) in self._codes.items():
-                value = labels.get(key)
-                codes[row] = -1 if value is None else vocabulary.setdefault(value, len(vocabulary))
         used_ports = info.used_ports
         self.has_ports[row] = bool(used_ports)
         pairs = used_ports.pairs() if used_ports else frozenset()
@@ -174,6 +187,17 @@ class NodeTable:
                     in_use = self._ports[pair] = np.zeros(len(self.infos), dtype=np.bool_)
                 in_use[row] = True
             self._row_ports[row] = pairs
+        node = info.node
+        if node is self._row_nodes[row]:
+            return  # labels, flags and images come from the Node object alone
+        self._row_nodes[row] = node
+        if self._labels or self._codes:
+            labels = node.labels
+            for key, column in self._labels.items():
+                column[row] = labels.get(key)
+            for key, (codes, vocabulary) in self._codes.items():
+                value = labels.get(key)
+                codes[row] = -1 if value is None else vocabulary.setdefault(value, len(vocabulary))
         self.unschedulable[row] = node.spec.unschedulable
         effects = {t.effect for t in node.spec.taints}
         self.hard_tainted[row] = not effects.isdisjoint(_HARD_EFFECTS)

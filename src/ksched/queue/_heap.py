@@ -20,7 +20,7 @@ class KeyedHeap(Generic[T]):
     each item's sort key is computed once, when it is added, and compared directly.
     """
 
-    __slots__ = ("_index", "_items", "_key", "_keys", "_less", "_sort_key")
+    __slots__ = ("_ids", "_index", "_items", "_key", "_keys", "_less", "_sort_key")
 
     def __init__(
         self,
@@ -37,6 +37,8 @@ class KeyedHeap(Generic[T]):
         """Sort keys, parallel to ``_items`` (only with ``sort_key``)."""
         self._less: Callable[[T, T], bool] = less if less is not None else self._compare_sort_keys
         self._items: list[T] = []
+        self._ids: list[str] = []
+        """Item keys, parallel to ``_items`` (worked out once per item, not per move)."""
         self._index: dict[str, int] = {}
 
     def _compare_sort_keys(self, a: T, b: T) -> bool:
@@ -63,6 +65,7 @@ class KeyedHeap(Generic[T]):
         sort_key = self._sort_key
         if i is None:
             self._items.append(item)
+            self._ids.append(key)
             i = len(self._items) - 1
             self._index[key] = i
             if sort_key is not None:
@@ -78,9 +81,10 @@ class KeyedHeap(Generic[T]):
         i = self._index.pop(key, None)
         if i is None:
             return None
-        items = self._items
+        items, ids = self._items, self._ids
         item = items[i]
         last = items.pop()
+        last_id = ids.pop()
         if self._sort_key is not None:
             keys = self._keys
             last_key = keys.pop()
@@ -88,7 +92,8 @@ class KeyedHeap(Generic[T]):
                 keys[i] = last_key
         if i < len(items):
             items[i] = last
-            self._index[self._key(last)] = i
+            ids[i] = last_id
+            self._index[last_id] = i
             self._fix(i)
         return item
 
@@ -96,7 +101,7 @@ class KeyedHeap(Generic[T]):
         """Remove and return the least item (None when empty)."""
         if not self._items:
             return None
-        return self.delete(self._key(self._items[0]))
+        return self.delete(self._ids[0])
 
     def values(self) -> list[T]:
         """The items, in no particular order."""
@@ -110,27 +115,26 @@ class KeyedHeap(Generic[T]):
             self._down(i)
 
     def _up_keyed(self, i: int) -> bool:
-        items, keys, index, key = self._items, self._keys, self._index, self._key
-        item, item_key = items[i], keys[i]
+        items, keys, ids, index = self._items, self._keys, self._ids, self._index
+        item, item_key, item_id = items[i], keys[i], ids[i]
         moved = False
         while i > 0:
             parent = (i - 1) >> 1
             if not item_key < keys[parent]:
                 break
-            above = items[parent]
-            items[i], keys[i] = above, keys[parent]
-            index[key(above)] = i
+            items[i], keys[i], ids[i] = items[parent], keys[parent], ids[parent]
+            index[ids[i]] = i
             i = parent
             moved = True
         if moved:
-            items[i], keys[i] = item, item_key
-            index[key(item)] = i
+            items[i], keys[i], ids[i] = item, item_key, item_id
+            index[item_id] = i
         return moved
 
     def _down_keyed(self, i: int) -> None:
-        items, keys, index, key = self._items, self._keys, self._index, self._key
+        items, keys, ids, index = self._items, self._keys, self._ids, self._index
         n = len(items)
-        item, item_key = items[i], keys[i]
+        item, item_key, item_id = items[i], keys[i], ids[i]
         start = i
         while True:
             child = 2 * i + 1
@@ -141,36 +145,35 @@ class KeyedHeap(Generic[T]):
                 child = right
             if not keys[child] < item_key:
                 break
-            below = items[child]
-            items[i], keys[i] = below, keys[child]
-            index[key(below)] = i
+            items[i], keys[i], ids[i] = items[child], keys[child], ids[child]
+            index[ids[i]] = i
             i = child
         if i != start:
-            items[i], keys[i] = item, item_key
-            index[key(item)] = i
+            items[i], keys[i], ids[i] = item, item_key, item_id
+            index[item_id] = i
 
     def _up(self, i: int) -> bool:
-        items, less, index, key = self._items, self._less, self._index, self._key
-        item = items[i]
+        items, less, ids, index = self._items, self._less, self._ids, self._index
+        item, item_id = items[i], ids[i]
         moved = False
         while i > 0:
             parent = (i - 1) >> 1
             above = items[parent]
             if not less(item, above):
                 break
-            items[i] = above
-            index[key(above)] = i
+            items[i], ids[i] = above, ids[parent]
+            index[ids[i]] = i
             i = parent
             moved = True
         if moved:
-            items[i] = item
-            index[key(item)] = i
+            items[i], ids[i] = item, item_id
+            index[item_id] = i
         return moved
 
     def _down(self, i: int) -> None:
-        items, less, index, key = self._items, self._less, self._index, self._key
+        items, less, ids, index = self._items, self._less, self._ids, self._index
         n = len(items)
-        item = items[i]
+        item, item_id = items[i], ids[i]
         start = i
         while True:
             child = 2 * i + 1
@@ -182,9 +185,9 @@ class KeyedHeap(Generic[T]):
             below = items[child]
             if not less(below, item):
                 break
-            items[i] = below
-            index[key(below)] = i
+            items[i], ids[i] = below, ids[child]
+            index[ids[i]] = i
             i = child
         if i != start:
-            items[i] = item
-            index[key(item)] = i
+            items[i], ids[i] = item, item_id
+            index[item_id] = i

@@ -27,6 +27,7 @@ from ..framework import (
     Status,
     WaitingPod,
 )
+from ..framework._row_cache import pod_row_key
 from ..framework._runtime import Framework
 from ..framework._signature import PodSignature
 from ..framework._table import IntArray
@@ -292,6 +293,7 @@ class SchedulingCycle(BindingCycle):
                     if batch is not None:
                         batch.store(signature, hint, first, None, self._cycle, self._now())
                     return first
+        row_key = pod_row_key(pod) if fw.use_row_cache else None
         nodes: Sequence[NodeInfo] = all_nodes
         if pre_result is not None and pre_result.node_names is not None:
             nodes = [i for i in all_nodes if i.name in pre_result.node_names]
@@ -320,6 +322,7 @@ class SchedulingCycle(BindingCycle):
             nominated_nodes=self.queue.nominated_node_names() if has_nominated else (),
             table=self.snapshot.table,
             need_statuses=report is not None,
+            row_key=row_key,
         )
         if timings:
             t = self._spent("Filter", t)
@@ -368,7 +371,9 @@ class SchedulingCycle(BindingCycle):
             t = self._spent("PreScore", t, status)
         if not status.is_success:
             return status
-        scores = await fw.run_score(state, pod, feasible, table=self.snapshot.table, rows=rows)
+        scores = await fw.run_score(
+            state, pod, feasible, table=self.snapshot.table, rows=rows, row_key=row_key
+        )
         if scores.error is not None:
             return scores.error
         if extenders:
