@@ -235,22 +235,28 @@ async def test_competing_gangs_do_not_livelock_or_hold_capacity() -> None:
 # ---- group preemption ----------------------------------------------------------------------
 
 
+async def _gang_preempting_four_low_pods(cluster: InMemoryCluster) -> None:
+    """Two full 2-cpu nodes (four 1-cpu low pods), then a gang of two 2-cpu members of
+    priority 100: both members bind once the four low pods are evicted."""
+    await cluster.add_node(node("n1", "2"))
+    await cluster.add_node(node("n2", "2"))
+    for i in range(4):
+        await cluster.add_pod(make_pod(f"low{i}").req(cpu="1").obj())
+    for i in range(4):
+        await cluster.wait_bound(f"default/low{i}", timeout=5)
+    cluster.apply(pod_group("hi", 2))
+    for i in range(2):
+        await cluster.add_pod(member(f"h{i}", "hi", cpu="2", priority=100))
+    for i in range(2):
+        await cluster.wait_bound(f"default/h{i}", timeout=5)
+
+
 async def test_group_preemption_evicts_only_what_the_whole_gang_needs() -> None:
     """A high-priority gang of two 2-cpu members on two full 2-cpu nodes: both nodes' low
     pods go, the members are nominated and bind once the victims are gone."""
     cluster = InMemoryCluster()
     async with start(cluster) as sched:
-        await cluster.add_node(node("n1", "2"))
-        await cluster.add_node(node("n2", "2"))
-        for i in range(4):
-            await cluster.add_pod(make_pod(f"low{i}").req(cpu="1").obj())
-        for i in range(4):
-            await cluster.wait_bound(f"default/low{i}", timeout=5)
-        cluster.apply(pod_group("hi", 2))
-        for i in range(2):
-            await cluster.add_pod(member(f"h{i}", "hi", cpu="2", priority=100))
-        for i in range(2):
-            await cluster.wait_bound(f"default/h{i}", timeout=5)
+        await _gang_preempting_four_low_pods(cluster)
         assert sorted(cluster.evicted) == [f"default/low{i}" for i in range(4)]
         assert sched.idle
 
@@ -565,17 +571,7 @@ async def test_a_gang_that_preempts_is_waiting_on_preemption() -> None:
     metrics = SchedulerMetrics()
     cluster = InMemoryCluster()
     async with start(cluster, metrics=metrics):
-        await cluster.add_node(node("n1", "2"))
-        await cluster.add_node(node("n2", "2"))
-        for i in range(4):
-            await cluster.add_pod(make_pod(f"low{i}").req(cpu="1").obj())
-        for i in range(4):
-            await cluster.wait_bound(f"default/low{i}", timeout=5)
-        cluster.apply(pod_group("hi", 2))
-        for i in range(2):
-            await cluster.add_pod(member(f"h{i}", "hi", cpu="2", priority=100))
-        for i in range(2):
-            await cluster.wait_bound(f"default/h{i}", timeout=5)
+        await _gang_preempting_four_low_pods(cluster)
     name = "scheduler_podgroup_schedule_attempts_total"
     assert _sample(metrics, name, result="waiting_on_preemption", profile=PROFILE) == 1
     assert _sample(metrics, name, result="scheduled", profile=PROFILE) == 1

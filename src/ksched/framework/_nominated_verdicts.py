@@ -53,21 +53,25 @@ def node_local_filter_types() -> tuple[type, ...]:
     return _NODE_LOCAL
 
 
-def _pod_key(pod: Pod, skip: frozenset[str]) -> tuple[Any, ...]:
-    """What the node-local Filters read of the pod, with its priority (which nominated
-    pods count) and the Filters the cycle skips."""
+def node_local_fragments(pod: Pod) -> tuple[Any, ...]:
+    """What the node-local Filters (and the row-local Scores) read of the pod: their
+    signers' fragments."""
     spec = pod.spec
     affinity = spec.affinity.node_affinity if spec.affinity is not None else None
     return (
-        pod.priority,
         resources_signer(pod),
         host_ports_signer(pod),
         spec.tolerations,
         spec.node_name,
         node_selector_signer(pod),
         affinity,
-        skip,
     )
+
+
+def _pod_key(pod: Pod, skip: frozenset[str]) -> tuple[Any, ...]:
+    """What the node-local Filters read of the pod, with its priority (which nominated
+    pods count) and the Filters the cycle skips."""
+    return (pod.priority, *node_local_fragments(pod), skip)
 
 
 @attrs.define(eq=False, slots=True)

@@ -27,7 +27,7 @@ import numpy as np
 
 from ..api import Pod
 from ._interfaces import MAX_NODE_SCORE, MIN_NODE_SCORE
-from ._signature import host_ports_signer, node_selector_signer, resources_signer
+from ._nominated_verdicts import node_local_fragments
 from ._table import BoolArray, IntArray, NodeTable
 
 __all__ = ["RowCache", "pod_row_key", "row_local_score_types"]
@@ -68,16 +68,7 @@ def row_local_score_types() -> tuple[type, ...]:
 def pod_row_key(pod: Pod) -> Hashable | None:
     """What the node-local Filters and the row-local Scores read of ``pod`` (their
     signers' fragments), or None when a part of it cannot key a dict."""
-    spec = pod.spec
-    affinity = spec.affinity.node_affinity if spec.affinity is not None else None
-    key = (
-        resources_signer(pod),
-        host_ports_signer(pod),
-        spec.tolerations,
-        spec.node_name,
-        node_selector_signer(pod),
-        affinity,
-    )
+    key = node_local_fragments(pod)
     try:
         hash(key)
     except TypeError:
