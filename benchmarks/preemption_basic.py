@@ -227,6 +227,17 @@ def run_ab(args: argparse.Namespace) -> dict[str, Any]:
         cell["ratio_B_over_A"] = b / a if a else None
         summary[key] = cell
     return {
+        **_header(args),
+        "rounds": args.rounds,
+        "trees": {label: str(tree) for label, tree in trees.items()},
+        "summary": summary,
+        "runs": runs,
+    }
+
+
+def _header(args: argparse.Namespace) -> dict[str, Any]:
+    """What every results file of this script starts with: the workload and the machine."""
+    return {
         "workload": "PreemptionBasic",
         "nodes": args.nodes,
         "initPods": args.init_pods,
@@ -235,10 +246,6 @@ def run_ab(args: argparse.Namespace) -> dict[str, Any]:
         "python": sys.version.split()[0],
         "machine": platform.machine(),
         "cpus": os.cpu_count(),
-        "rounds": args.rounds,
-        "trees": {label: str(tree) for label, tree in trees.items()},
-        "summary": summary,
-        "runs": runs,
     }
 
 
@@ -296,16 +303,9 @@ def main() -> None:
     if profiler is not None:
         profiler.dump_stats(args.profile)
     result: dict[str, Any] = {
-        "workload": "PreemptionBasic",
-        "nodes": args.nodes,
-        "initPods": args.init_pods,
-        "measuredPods": args.pods,
-        "backend": args.backend,
-        "python": sys.version.split()[0],
+        **_header(args),
         "implementation": platform.python_implementation(),
-        "machine": platform.machine(),
         "processor": platform.processor() or platform.machine(),
-        "cpus": os.cpu_count(),
         "repeat": args.repeat,
         "pods_per_second_median": statistics.median(r["pods_per_second"] for r in runs),
         "pods_per_second_runs": [r["pods_per_second"] for r in runs],

@@ -64,7 +64,7 @@ def _threshold(row: dict[str, Any]) -> str:
     metric = row.get("metricThreshold")
     if metric is not None:
         bound = "≤" if metric["expectLower"] else "≥"
-        return f"{metric['name']} {metric['dataBucket']} {bound} {metric['value']:g} ms"
+        return f"{metric['name']} {metric['dataBucket']} {bound} {metric['threshold']:g} ms"
     return str(row.get("threshold") or "")
 
 
@@ -131,14 +131,7 @@ def main() -> int:
                     "threshold": workload.threshold,
                 }
                 if workload.metric_threshold is not None:
-                    m = workload.metric_threshold
-                    row["metricThreshold"] = {
-                        "name": m.name,
-                        "labels": dict(m.labels),
-                        "dataBucket": m.data_bucket,
-                        "expectLower": m.expect_lower,
-                        "value": m.value,
-                    }
+                    row["metricThreshold"] = workload.metric_threshold.to_json()
                 try:
                     planned = plan(case, workload)
                 except WorkloadError as exc:

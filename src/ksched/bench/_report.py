@@ -42,11 +42,7 @@ def to_json(result: RunResult) -> dict[str, Any]:
     if chosen is not None:
         data = result.metric_data
         out["thresholdMetric"] = {
-            "name": chosen.name,
-            "labels": dict(chosen.labels),
-            "dataBucket": chosen.data_bucket,
-            "expectLower": chosen.expect_lower,
-            "threshold": chosen.value,
+            **chosen.to_json(),
             "unit": "ms",
             "data": {k: _round(v, 3) for k, v in data.items()} if data else None,
         }

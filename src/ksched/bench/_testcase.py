@@ -91,6 +91,16 @@ class MetricThreshold:
     data_bucket: str = "Average"
     expect_lower: bool = False
 
+    def to_json(self) -> dict[str, Any]:
+        """The selector and its threshold as scheduler_perf's file spells them."""
+        return {
+            "name": self.name,
+            "labels": dict(self.labels),
+            "dataBucket": self.data_bucket,
+            "expectLower": self.expect_lower,
+            "threshold": self.value,
+        }
+
     def holds(self, measured: float) -> bool:
         """Whether ``measured`` (ms) meets the threshold."""
         return measured <= self.value if self.expect_lower else measured >= self.value
