@@ -396,7 +396,9 @@ async def test_calls_made_inside_post_filter_are_part_of_its_observation() -> No
 
 # One pod placed on one of two nodes with room: each plugin once per extension point it
 # ran at (the default profile has no Permit or PostBind plugin; a PreFilter that says
-# SKIP also skips its Filter, a PreScore that says SKIP its Score).
+# SKIP also skips its Filter, a PreScore that says SKIP its Score, a PreBindPreFlight that
+# says SKIP its PreBind: runtime/framework.go RunPreBindPreFlights, on by default since
+# 1.35 with NominatedNodeNameForExpectation).
 SCHEDULED_ON_TWO_NODES = {
     **{
         (plugin, "PreFilter", "Skip"): 1
@@ -440,8 +442,8 @@ SCHEDULED_ON_TWO_NODES = {
     ("TaintToleration", "ScoreExtensionNormalize", "Success"): 1,
     ("VolumeBinding", "Reserve", "Success"): 1,
     ("DynamicResources", "Reserve", "Success"): 1,
-    ("VolumeBinding", "PreBind", "Success"): 1,
-    ("DynamicResources", "PreBind", "Success"): 1,
+    ("VolumeBinding", "PreBindPreFlight", "Skip"): 1,
+    ("DynamicResources", "PreBindPreFlight", "Skip"): 1,
     ("DefaultBinder", "Bind", "Success"): 1,
 }
 

@@ -298,6 +298,10 @@ class InMemoryCluster:
 
     async def bind(self, pod: Pod, node_name: str) -> None:
         """Set ``spec.nodeName``. Raises NotFoundError if the pod is gone."""
+        self.bind_now(pod, node_name)
+
+    def bind_now(self, pod: Pod, node_name: str) -> None:
+        """``bind`` without a checkpoint: the store is in memory, so binding never waits."""
         current = self.get_pod(pod.key)
         if current is None or current.uid != pod.uid:
             raise NotFoundError(f"pod {pod.key}: not found")

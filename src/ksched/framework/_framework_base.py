@@ -131,6 +131,9 @@ class FrameworkBase:
         self._pre_bind = calls("preBind", "pre_bind")
         self._bind = calls("bind", "bind")
         self._post_bind = calls("postBind", "post_bind")
+        self._pre_bind_pre_flight = calls("preBind", "pre_bind_pre_flight")
+        self._async_pre_bind = frozenset(c.plugin for c in self._pre_bind if c.is_async)
+        self._binds_async = any(c.is_async for c in (*self._bind, *self._post_bind))
         self._with_nominated: dict[str, tuple[NodeInfo, int, tuple[PodInfo, ...], NodeInfo]] = {}
         """Per node: the node with its nominated pods added, kept while the node's info,
         its generation and the nominated pods are the same objects (a filter reads it)."""

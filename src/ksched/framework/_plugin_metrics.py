@@ -27,6 +27,7 @@ __all__ = [
     "POST_BIND",
     "POST_FILTER",
     "PRE_BIND",
+    "PRE_BIND_PRE_FLIGHT",
     "PRE_FILTER",
     "PRE_FILTER_EXTENSION_ADD_POD",
     "PRE_FILTER_EXTENSION_REMOVE_POD",
@@ -49,6 +50,7 @@ POST_FILTER = "PostFilter"
 PRE_SCORE = "PreScore"
 SCORE = "Score"
 SCORE_EXTENSION_NORMALIZE = "ScoreExtensionNormalize"
+PRE_BIND_PRE_FLIGHT = "PreBindPreFlight"
 PRE_BIND = "PreBind"
 BIND = "Bind"
 POST_BIND = "PostBind"

@@ -44,6 +44,7 @@ from ._plugin_metrics import (
     POST_BIND,
     POST_FILTER,
     PRE_BIND,
+    PRE_BIND_PRE_FLIGHT,
     PRE_SCORE,
     RESERVE,
     SCORE,
@@ -352,6 +353,28 @@ class Framework(FilterRunner):
         return SUCCESS, None
 
     # ---- binding ------------------------------------------------------------------
+
+    def run_pre_bind_pre_flights(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        """PreBindPreFlight: the PreBind plugins that say SKIP (nothing to do for this pod
+        on this node) are skipped at PreBind. # runtime/framework.go RunPreBindPreFlights
+
+        Any other answer, or a fault, leaves the plugin's PreBind to run and report."""
+        skip: list[str] = []
+        for call in self._calls(state, PRE_BIND_PRE_FLIGHT, self._pre_bind_pre_flight):
+            try:
+                status: Status | None = call.fn(state, pod, node_name)
+            except Exception:
+                continue
+            if status is not None and status.code is Code.SKIP:
+                skip.append(call.plugin)
+        state.skip_pre_bind_plugins = frozenset(skip)
+
+    def binds_inline(self, state: CycleState) -> bool:
+        """Whether every PreBind (not skipped), Bind and PostBind plugin for this attempt is
+        a plain ``def``: the binding cycle then cannot wait on anything."""
+        if self._binds_async:
+            return False
+        return not self._async_pre_bind or self._async_pre_bind <= state.skip_pre_bind_plugins
 
     async def run_pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
         for call in self._calls(state, PRE_BIND, self._pre_bind):

@@ -1,13 +1,17 @@
-"""The binding cycle: one task per pod, from WaitOnPermit to PostBind.
+"""The binding cycle: from WaitOnPermit to PostBind, one task per pod where it can wait.
 
 # pkg/scheduler/schedule_one.go bindingCycle, handleBindingCycleError
-Each cycle runs in the scheduler's binding task group, so the scheduling loop never waits
-for it. On any failure (Permit rejection or timeout, PreBind or Bind error, cancellation)
-Unreserve runs shielded, the assumed pod is forgotten and the pod is requeued.
+Each cycle that could wait (a Permit wait, an ``async`` PreBind, Bind or PostBind plugin,
+an extender) runs in the scheduler's binding task group, so the scheduling loop never waits
+for it; one whose plugins are all plain ``def`` cannot wait and runs in the scheduling loop
+right away, as the task would have. On any failure (Permit rejection or timeout, PreBind
+or Bind error, cancellation) Unreserve runs shielded, the assumed pod is forgotten and the
+pod is requeued.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 
 import anyio
@@ -38,8 +42,12 @@ class BindingCycle(FailureHandling):
         node_name: str,
         waiting: WaitingPod | None,
         started: float = 0.0,
+        inline: bool = False,
     ) -> None:
-        """One pod's binding cycle; ``started`` is when its scheduling attempt began."""
+        """One pod's binding cycle; ``started`` is when its scheduling attempt began.
+
+        ``inline``: every plugin of this cycle is a plain ``def`` (``Framework.binds_inline``)
+        and there is no Permit wait, so nothing can hang: no timeout scope."""
         status: Status | None = None
         metrics = self.metrics
         profile = fw.profile_name
@@ -68,7 +76,7 @@ class BindingCycle(FailureHandling):
                     return
                 self._emit("PermitAllowed", assumed, node=node_name)
             t = self._now() if self._measure else 0.0
-            with anyio.fail_after(self.plugin_timeout):
+            with contextlib.nullcontext() if inline else anyio.fail_after(self.plugin_timeout):
                 status = await fw.run_pre_bind(state, assumed, node_name)
                 if self._measure:
                     t = self._spent("PreBind", t, status, profile)

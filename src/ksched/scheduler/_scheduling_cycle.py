@@ -107,7 +107,12 @@ class SchedulingCycle(BindingCycle):
             await self._handle_failure(fw, qpi, result)
             return
         assumed, node_name, waiting = result
+        fw.run_pre_bind_pre_flights(state, assumed, node_name)
         self._binding_tasks += 1
+        if waiting is None and not self.extenders and fw.binds_inline(state):
+            # Nothing in this binding cycle can wait: run it here rather than as a task.
+            await self._binding_cycle(fw, state, qpi, assumed, node_name, None, started, True)
+            return
         assert self._binding_tg is not None
         self._binding_tg.start_soon(
             self._binding_cycle, fw, state, qpi, assumed, node_name, waiting, started

@@ -459,6 +459,14 @@ class DynamicResources:
 
     # ---- PreBind -------------------------------------------------------------------
 
+    def pre_bind_pre_flight(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """SKIP when the pod has no claims (PreBind has nothing to do).
+        # dynamicresources/dynamicresources.go PreBindPreFlight"""
+        s: _State | None = state.get(STATE_KEY)
+        if not self.enabled or s is None or not s.claims:
+            return Status(Code.SKIP)
+        return None
+
     async def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         s: _State | None = state.get(STATE_KEY)
         if not self.enabled or s is None or not s.claims:

@@ -238,6 +238,14 @@ class VolumeBinding:
             out["provision"] = [pvc.key for pvc in volumes.dynamic_provisions]
         return out or None
 
+    def pre_bind_pre_flight(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        """SKIP when every claim of the pod is bound already (PreBind has nothing to do).
+        # volumebinding/volume_binding.go PreBindPreFlight"""
+        data: _State | None = state.get(STATE_KEY)
+        if data is not None and data.all_bound:
+            return Status(Code.SKIP)
+        return None
+
     async def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         data: _State | None = state.get(STATE_KEY)
         if data is None:
