@@ -314,7 +314,13 @@ class InMemoryCluster:
             current, spec=attrs.evolve(current.spec, node_name=node_name), status=status
         )
         self.conditions.pop(pod.key, None)
-        self.apply(bound)
+        # A binding changes no field admission sets (priority, claims): store and notify.
+        key = object_key(current)
+        self._objects["Pod"][key] = bound
+        self._notify("Pod", current, bound)
+        waiters = self._bound.pop(key, None)
+        if waiters is not None:
+            waiters.set()
 
     async def evict(self, pod: Pod) -> None:
         """Delete a pod (preemption)."""

@@ -56,9 +56,8 @@ class SchedulingCycle(BindingCycle):
 
     async def _loop(self) -> None:
         while True:
-            qpi = await self.queue.pop()
+            qpi = await self.queue.pop()  # a checkpoint: other tasks run between pods
             await self._schedule_one(qpi)
-            await anyio.lowlevel.checkpoint()
 
     async def _schedule_one(self, qpi: QueuedPodInfo) -> None:
         pod = qpi.pod
