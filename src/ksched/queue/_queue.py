@@ -164,6 +164,10 @@ class SchedulingQueue:
             return True
         return not self._less(b, a) and a.sequence < b.sequence
 
+    def use_clock(self, clock: Callable[[], float]) -> None:
+        """Read time from ``clock`` from now on (the same clock, looked up for the loop)."""
+        self._clock = clock
+
     def _now_ns(self) -> int:
         return to_ns(self._clock())
 

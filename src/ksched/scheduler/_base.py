@@ -145,6 +145,7 @@ class SchedulerBase:
             registrations=self._registrations,
             initial_backoff=self.config.pod_initial_backoff_seconds,
             max_backoff=self.config.pod_max_backoff_seconds,
+            clock=self._now,
         )
         self._registrations_by_profile = {
             name: fw.event_registrations() for name, fw in self.frameworks.items()

@@ -20,6 +20,7 @@ from .._errors import SchedulerClosedError
 from ..cluster import ClusterStore
 from ..config import SchedulerConfig
 from ..framework import MetricsRecorder
+from ._base import loop_clock
 from ._diagnosis import SchedulingEvent
 from ._event_handlers import EventHandlers
 from ._group_cycle import GroupCycle
@@ -98,6 +99,9 @@ class Scheduler(GroupCycle, EventHandlers):
         """Run the queue's flushes, the scheduling loop and the binding cycles."""
         if self._closed:
             raise SchedulerClosedError("the scheduler was shut down")
+        if self._now is anyio.current_time:  # built outside the event loop
+            self._now = loop_clock()
+            self.queue.use_clock(self._now)
         async with anyio.create_task_group() as outer:
             await outer.start(self.queue.serve)
             async with anyio.create_task_group() as binding:

@@ -116,6 +116,7 @@ class SchedulingCycle(BindingCycle):
         self._binding_tg.start_soon(
             self._binding_cycle, fw, state, qpi, assumed, node_name, waiting, started
         )
+        await anyio.lowlevel.checkpoint()  # let the new binding cycle start first
 
     def _begin_attempt(self, qpi: QueuedPodInfo, started: float) -> None:
         """Count and announce a pod's attempt (its record, the Attempted event, timings)."""
