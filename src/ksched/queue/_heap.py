@@ -5,45 +5,27 @@
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
-__all__ = ["KeyedHeap"]
+__all__ = ["KeyedHeap", "SortKeyHeap"]
 
 T = TypeVar("T")
 
 
 class KeyedHeap(Generic[T]):
-    """Items ordered by ``less``, at most one per key; update and delete in O(log n).
+    """Items ordered by ``less``, at most one per key; update and delete in O(log n)."""
 
-    With ``sort_key`` instead (``less(a, b)`` exactly when ``sort_key(a) < sort_key(b)``)
-    each item's sort key is computed once, when it is added, and compared directly.
-    """
+    __slots__ = ("_ids", "_index", "_items", "_key", "_less")
 
-    __slots__ = ("_ids", "_index", "_items", "_key", "_keys", "_less", "_sort_key")
-
-    def __init__(
-        self,
-        key: Callable[[T], str],
-        less: Callable[[T, T], bool] | None = None,
-        *,
-        sort_key: Callable[[T], Any] | None = None,
-    ) -> None:
-        if (less is None) == (sort_key is None):
-            raise TypeError("give exactly one of less and sort_key")
+    def __init__(self, key: Callable[[T], str], less: Callable[[T, T], bool]) -> None:
         self._key = key
-        self._sort_key = sort_key
-        self._keys: list[Any] = []
-        """Sort keys, parallel to ``_items`` (only with ``sort_key``)."""
-        self._less: Callable[[T, T], bool] = less if less is not None else self._compare_sort_keys
+        self._less = less
         self._items: list[T] = []
         self._ids: list[str] = []
         """Item keys, parallel to ``_items`` (worked out once per item, not per move)."""
         self._index: dict[str, int] = {}
-
-    def _compare_sort_keys(self, a: T, b: T) -> bool:
-        assert self._sort_key is not None
-        return bool(self._sort_key(a) < self._sort_key(b))
 
     def __len__(self) -> int:
         return len(self._items)
@@ -62,18 +44,13 @@ class KeyedHeap(Generic[T]):
         """Insert ``item``, or replace the item with its key and restore the order."""
         key = self._key(item)
         i = self._index.get(key)
-        sort_key = self._sort_key
         if i is None:
             self._items.append(item)
             self._ids.append(key)
             i = len(self._items) - 1
             self._index[key] = i
-            if sort_key is not None:
-                self._keys.append(sort_key(item))
         else:
             self._items[i] = item
-            if sort_key is not None:
-                self._keys[i] = sort_key(item)
         self._fix(i)
 
     def delete(self, key: str) -> T | None:
@@ -85,11 +62,6 @@ class KeyedHeap(Generic[T]):
         item = items[i]
         last = items.pop()
         last_id = ids.pop()
-        if self._sort_key is not None:
-            keys = self._keys
-            last_key = keys.pop()
-            if i < len(keys):
-                keys[i] = last_key
         if i < len(items):
             items[i] = last
             ids[i] = last_id
@@ -108,49 +80,8 @@ class KeyedHeap(Generic[T]):
         return list(self._items)
 
     def _fix(self, i: int) -> None:
-        if self._sort_key is not None:
-            if not self._up_keyed(i):
-                self._down_keyed(i)
-        elif not self._up(i):
+        if not self._up(i):
             self._down(i)
-
-    def _up_keyed(self, i: int) -> bool:
-        items, keys, ids, index = self._items, self._keys, self._ids, self._index
-        item, item_key, item_id = items[i], keys[i], ids[i]
-        moved = False
-        while i > 0:
-            parent = (i - 1) >> 1
-            if not item_key < keys[parent]:
-                break
-            items[i], keys[i], ids[i] = items[parent], keys[parent], ids[parent]
-            index[ids[i]] = i
-            i = parent
-            moved = True
-        if moved:
-            items[i], keys[i], ids[i] = item, item_key, item_id
-            index[item_id] = i
-        return moved
-
-    def _down_keyed(self, i: int) -> None:
-        items, keys, ids, index = self._items, self._keys, self._ids, self._index
-        n = len(items)
-        item, item_key, item_id = items[i], keys[i], ids[i]
-        start = i
-        while True:
-            child = 2 * i + 1
-            if child >= n:
-                break
-            right = child + 1
-            if right < n and keys[right] < keys[child]:
-                child = right
-            if not keys[child] < item_key:
-                break
-            items[i], keys[i], ids[i] = items[child], keys[child], ids[child]
-            index[ids[i]] = i
-            i = child
-        if i != start:
-            items[i], keys[i], ids[i] = item, item_key, item_id
-            index[item_id] = i
 
     def _up(self, i: int) -> bool:
         items, less, ids, index = self._items, self._less, self._ids, self._index
@@ -191,3 +122,80 @@ class KeyedHeap(Generic[T]):
         if i != start:
             items[i], ids[i] = item, item_id
             index[item_id] = i
+
+
+class SortKeyHeap(Generic[T]):
+    """Items ordered by a sort key worked out once per add, at most one per key.
+
+    The heap is the standard library's (entries ``(sort key, key)``); a deleted or
+    re-keyed item's entry stays until it surfaces and is dropped then, and the heap is
+    rebuilt when stale entries outnumber the items. Sort keys must be distinct (activeQ's
+    end in a sequence number), so items come out in the same order as from KeyedHeap.
+    """
+
+    __slots__ = ("_entries", "_key", "_live", "_sort_key")
+
+    def __init__(self, key: Callable[[T], str], sort_key: Callable[[T], Any]) -> None:
+        self._key = key
+        self._sort_key = sort_key
+        self._entries: list[tuple[Any, str]] = []
+        self._live: dict[str, tuple[Any, T]] = {}
+        """key -> (its current sort key, the item)."""
+
+    def __len__(self) -> int:
+        return len(self._live)
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._live
+
+    def get(self, key: str) -> T | None:
+        found = self._live.get(key)
+        return None if found is None else found[1]
+
+    def peek(self) -> T | None:
+        entries, live = self._entries, self._live
+        while entries:
+            sort_key, key = entries[0]
+            found = live.get(key)
+            if found is not None and found[0] == sort_key:
+                return found[1]
+            heapq.heappop(entries)
+        return None
+
+    def add_or_update(self, item: T) -> None:
+        """Insert ``item``, or replace the item with its key (re-ordered by its sort key)."""
+        key = self._key(item)
+        sort_key = self._sort_key(item)
+        previous = self._live.get(key)
+        self._live[key] = (sort_key, item)
+        if previous is None or previous[0] != sort_key:
+            heapq.heappush(self._entries, (sort_key, key))
+            self._compact_if_stale()
+
+    def delete(self, key: str) -> T | None:
+        """Remove and return the item with ``key`` (None when absent)."""
+        found = self._live.pop(key, None)
+        if found is None:
+            return None
+        self._compact_if_stale()
+        return found[1]
+
+    def pop(self) -> T | None:
+        """Remove and return the least item (None when empty)."""
+        entries, live = self._entries, self._live
+        while entries:
+            sort_key, key = heapq.heappop(entries)
+            found = live.get(key)
+            if found is not None and found[0] == sort_key:
+                del live[key]
+                return found[1]
+        return None
+
+    def values(self) -> list[T]:
+        """The items, in no particular order."""
+        return [item for _, item in self._live.values()]
+
+    def _compact_if_stale(self) -> None:
+        if len(self._entries) > 2 * len(self._live) + 64:
+            self._entries = [(sort_key, key) for key, (sort_key, _) in self._live.items()]
+            heapq.heapify(self._entries)

@@ -38,7 +38,7 @@ from ..framework import (
 from ..framework._events import ASSIGNED_POD_ADD, FORCE_ACTIVATE, UNSCHEDULABLE_TIMEOUT
 from ._backoff import NS, WINDOW_NS, BackoffQueue, align_ns, to_ns
 from ._entry import QueuedPod, adopt
-from ._heap import KeyedHeap
+from ._heap import KeyedHeap, SortKeyHeap
 from ._hints import (
     ACTIVE,
     BACKOFF,
@@ -124,10 +124,10 @@ class SchedulingQueue:
         self._max_in_unschedulable_ns = to_ns(max_in_unschedulable)
 
         # With the QueueSort plugin's sort key, activeQ compares precomputed keys.
-        self._active: KeyedHeap[QueuedPod] = (
+        self._active: KeyedHeap[QueuedPod] | SortKeyHeap[QueuedPod] = (
             KeyedHeap(entry_uid, self._active_less)
             if sort_key is None
-            else KeyedHeap(entry_uid, sort_key=lambda qp: (sort_key(qp), qp.sequence))
+            else SortKeyHeap(entry_uid, lambda qp: (sort_key(qp), qp.sequence))
         )
         self._backoff = BackoffQueue(
             initial=initial_backoff,
