@@ -37,6 +37,7 @@ from ..api import (
     StatefulSet,
     StorageClass,
 )
+from ..api._assign import assigned, is_assigned_copy
 from ._resourceclaims import make_template_claims, release_claims
 from ._store import KINDS, ClusterListener, object_key
 
@@ -307,12 +308,12 @@ class InMemoryCluster:
             raise NotFoundError(f"pod {pod.key}: not found")
         if current.spec.node_name:
             raise ValueError(f"pod {pod.key}: already bound to {current.spec.node_name}")
-        status = current.status
-        if status.nominated_node_name is not None:
-            status = attrs.evolve(status, nominated_node_name=None)
-        bound = attrs.evolve(
-            current, spec=attrs.evolve(current.spec, node_name=node_name), status=status
-        )
+        if pod.spec.node_name == node_name and is_assigned_copy(pod, current):
+            bound = pod  # the scheduler's assumed pod is exactly what the binding writes
+        else:
+            bound = assigned(current, node_name)
+        if bound.status.nominated_node_name is not None:
+            bound = attrs.evolve(bound, status=attrs.evolve(bound.status, nominated_node_name=None))
         self.conditions.pop(pod.key, None)
         # A binding changes no field admission sets (priority, claims): store and notify.
         key = object_key(current)

@@ -16,6 +16,7 @@ import attrs
 import numpy as np
 
 from ..api import Pod
+from ..api._assign import assigned
 from ..framework import (
     Code,
     CycleState,
@@ -178,7 +179,7 @@ class SchedulingCycle(BindingCycle):
         if isinstance(found, Status):
             return Failure(found, clear_nomination=True)
         node_name = found
-        assumed = attrs.evolve(pod, spec=attrs.evolve(pod.spec, node_name=node_name))
+        assumed = assigned(pod, node_name)
         self.cache.assume_pod(assumed)
         self.queue.delete_nominated_pod_if_exists(pod)
         try:
