@@ -17,7 +17,7 @@ import numpy as np
 from ..api import Pod
 from ._cycle_state import CycleState
 from ._events import ClusterEventWithHint
-from ._status import Status
+from ._status import Code, Status
 from ._table import BoolArray, IntArray, NodeTable
 from ._types import NodeInfo, PodInfo
 
@@ -51,6 +51,9 @@ __all__ = [
     "ScorePlugin",
     "SharedLister",
 ]
+
+_UNRESOLVABLE = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
+"""The status of nodes a NodeToStatus does not list, unless told otherwise."""
 
 MAX_NODE_SCORE = 100
 MIN_NODE_SCORE = 0
@@ -119,9 +122,7 @@ class NodeToStatus:
     def __init__(self, absent: Status | None = None) -> None:
         self._statuses: dict[str, Status] = {}
         self._rows: _Rows | None = None
-        from ._status import Code
-
-        self._absent = absent or Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
+        self._absent = absent or _UNRESOLVABLE
 
     @classmethod
     def of_rows(
