@@ -12,6 +12,7 @@ import json
 import sys
 
 from .._errors import KschedError
+from .._gc import few_collections
 from ._errors import WorkloadError
 from ._metrics import Throughput
 from ._ops import BACKENDS, RunResult, run
@@ -62,9 +63,10 @@ def main(args: argparse.Namespace) -> int:
             raise WorkloadError(f"--repeat: must be at least 1, got {args.repeat}")
         selected = plans(args.workload_file, args.name)
         results: list[RunResult] = []
-        for p in selected:
-            for i in range(args.repeat):
-                results.append(run(p, backend=args.backend, seed=args.seed + i))
+        with few_collections():  # as ksched simulate runs
+            for p in selected:
+                for i in range(args.repeat):
+                    results.append(run(p, backend=args.backend, seed=args.seed + i))
     except (KschedError, OSError) as exc:
         print(f"ksched bench: error: {exc}", file=sys.stderr)
         return 2
