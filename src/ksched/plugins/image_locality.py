@@ -114,7 +114,7 @@ class ImageLocality:
         scores: IntArray = np.full(len(rows), calculate_priority(0, len(s.images)), dtype=np.int64)
         holders = table.rows_with_images(s.images)
         if holders:
-            for i in np.flatnonzero(np.isin(rows, holders)).tolist():
+            for i in np.isin(rows, holders).nonzero()[0].tolist():
                 scores[i] = self.score(state, pod, table.infos[int(rows[i])])
         return scores
 

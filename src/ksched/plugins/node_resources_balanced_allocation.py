@@ -183,7 +183,7 @@ class NodeResourcesBalancedAllocation:
         if all(cap.all() for _, cap, _ in columns):
             return scores
         complete = np.logical_and.reduce([cap != 0 for _, cap, _ in columns])
-        for i in np.flatnonzero(~complete).tolist():
+        for i in (~complete).nonzero()[0].tolist():
             # a node lacking a resource has fewer fractions: score it as one
             scores[i] = self.score(state, pod, table.infos[int(rows[i])])
         return scores

@@ -386,8 +386,8 @@ class SchedulingCycle(BindingCycle):
         best = self._select_host(feasible, scores.total)
         if batch is not None:
             # Only a ranking the batch keeps draws tie-breaking keys (see _rank_others).
-            kept = signature is not None and hint != best
-            ranked = self._rank_others(feasible, scores.total, best) if kept else None
+            keeps = signature is not None and hint != best
+            ranked = self._rank_others(feasible, scores.total, best) if keeps else None
             batch.store(signature, hint, best, ranked, self._cycle, self._now())
         if timings:
             self._spent("Score", t)
@@ -450,7 +450,7 @@ class SchedulingCycle(BindingCycle):
     def _select_host(self, feasible: Sequence[NodeInfo], totals: IntArray) -> str:
         """The highest total; ties broken uniformly at random (seedable), as upstream's
         reservoir sampling over the top-scored nodes does."""
-        ties = np.flatnonzero(totals == totals.max())
+        ties = (totals == totals.max()).nonzero()[0]
         pick = 0 if len(ties) == 1 else self.rng.randrange(len(ties))
         return feasible[int(ties[pick])].name
 
