@@ -533,7 +533,7 @@ class FilterRunner(FrameworkBase):
         if 0 < limit <= len(head):
             passing = head[:limit]
         else:
-            tail = mask[:start].nonzero()[0]
+            tail = _first_passing_before(mask, start, limit - len(head))
             if not len(head) and not len(tail):
                 return None
             passing = np.concatenate((head, tail + (n - start)))
@@ -713,3 +713,17 @@ def _merge_found(
     all_positions = np.concatenate((positions, extra))
     by_position = np.argsort(all_positions, kind="stable")
     return all_positions[by_position], np.concatenate((which, extra_which))[by_position]
+
+
+def _first_passing_before(mask: BoolArray, stop: int, need: int) -> IntArray:
+    """The passing rows before ``stop``, at least the first ``need`` of them when there
+    are that many (all of them when ``need`` < 1): windows from row 0 first, as the scan
+    after the start index does, so a wrapped scan does not index the whole table."""
+    if need > 0:
+        window = 2 * need + 1024
+        while window < stop:
+            found = mask[:window].nonzero()[0]
+            if len(found) >= need:
+                return found
+            window *= 4
+    return mask[:stop].nonzero()[0]
