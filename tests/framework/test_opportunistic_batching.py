@@ -349,6 +349,26 @@ async def test_hints_follow_the_ranking_and_stop_when_it_runs_out() -> None:
 
 
 @pytest.mark.anyio
+async def test_ranking_is_built_only_when_a_hint_is_taken() -> None:
+    signer = _Signer()
+    batch = OpportunisticBatch([signer])
+    built: list[int] = []
+
+    def others() -> list[str]:
+        built.append(1)
+        return ["n1", "n2"]
+
+    batch.store(batch.sign(POD), None, "n3", others, 1, now=0.0)
+    # The chosen node still fits: the ranking is flushed unread, never built.
+    assert await _hint(batch, signer, 2, run_filter=_filter(Code.SUCCESS)) is None
+    assert built == []
+    batch.store(batch.sign(POD), None, "n3", others, 3, now=0.0)
+    assert await _hint(batch, signer, 4) == "n1"
+    assert await _hint(batch, signer, 4) == "n2"
+    assert built == [1]
+
+
+@pytest.mark.anyio
 async def test_unused_hint_replaces_the_ranking() -> None:
     signer = _Signer()
     batch = OpportunisticBatch([signer])

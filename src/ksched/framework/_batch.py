@@ -47,9 +47,20 @@ EMPTY_LIST = "empty_list"
 @attrs.define(eq=False, slots=True)
 class _Ranking:
     signature: PodSignature
-    nodes: list[str]
-    """Remaining nodes, worst first: the next hint is ``nodes.pop()``."""
+    build: Callable[[], list[str]] | None
+    """Builds the other feasible nodes, best first; None once ``nodes`` holds them."""
     created: float
+    nodes: list[str] = attrs.field(factory=list)
+    """Remaining nodes, worst first: the next hint is ``nodes.pop()``."""
+
+    def remaining(self) -> list[str]:
+        """``nodes``, built on first use: most rankings are flushed unread (the chosen
+        node still fits the next pod), so a cycle does not pay for ordering them."""
+        if self.build is not None:
+            self.nodes = self.build()
+            self.nodes.reverse()
+            self.build = None
+        return self.nodes
 
 
 @attrs.define(eq=False, slots=True)
@@ -103,7 +114,7 @@ class OpportunisticBatch:
     ) -> str | None:
         """The node to try first for ``pod``, or None (GetNodeHint)."""
         ranking = self._ranking
-        if ranking is None or not ranking.nodes:
+        if ranking is None or (ranking.build is None and not ranking.nodes):
             self.stats["no_hint"] += 1
             return None
         reason = None
@@ -122,6 +133,8 @@ class OpportunisticBatch:
                 reason = NODE_MISSING
             elif not (await run_filter(chosen)).is_rejected:
                 reason = NODE_NOT_FULL
+        if reason is None and not ranking.remaining():
+            reason = EMPTY_LIST
         if reason is not None:
             self._flush(reason)
             self.stats["no_hint"] += 1
@@ -140,8 +153,8 @@ class OpportunisticBatch:
     ) -> None:
         """Record a successful cycle (StoreScheduleResults).
 
-        ``others`` gives the remaining feasible nodes, best first (built only when
-        needed); None when the cycle found a single node.
+        ``others`` gives the remaining feasible nodes, best first; it is called only
+        when a later cycle takes a hint from them. None when the cycle found a single node.
         """
         last = self._last
         last.cycle, last.chosen, last.succeeded = cycle, chosen, True
@@ -151,11 +164,8 @@ class OpportunisticBatch:
         if hinted is not None:
             self.stats["hint_not_used"] += 1
         if signature is not None and others is not None:
-            nodes = others()
-            if nodes:
-                nodes.reverse()
-                self._ranking = _Ranking(signature, nodes, now)
-                return
+            self._ranking = _Ranking(signature, others, now)
+            return
         self._flush(POD_NOT_BATCHABLE if signature is None else EMPTY_LIST)
 
     def _flush(self, reason: str) -> None:

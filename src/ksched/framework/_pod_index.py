@@ -310,6 +310,11 @@ class PodIndex:
         """The term groups of one kind (REQUIRED_AFFINITY ... PREFERRED_ANTI_AFFINITY)."""
         return self._groups[kind].values()
 
+    def has_groups(self, *kinds: int) -> bool:
+        """Whether existing pods hold a term of any of these kinds."""
+        groups = self._groups
+        return any(groups[kind] for kind in kinds)
+
     def domains(self, key: str) -> Domains:
         domains = self._domains.get(key)
         if domains is None:

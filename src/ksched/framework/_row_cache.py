@@ -28,6 +28,7 @@ import numpy as np
 from ..api import Pod
 from ._interfaces import MAX_NODE_SCORE, MIN_NODE_SCORE
 from ._nominated_verdicts import node_local_fragments
+from ._spec_memo import SpecMemo
 from ._table import BoolArray, IntArray, NodeTable
 
 __all__ = ["RowCache", "pod_row_key", "row_local_score_types"]
@@ -65,15 +66,18 @@ def row_local_score_types() -> tuple[type, ...]:
     return _ROW_LOCAL_SCORES
 
 
-def pod_row_key(pod: Pod) -> Hashable | None:
-    """What the node-local Filters and the row-local Scores read of ``pod`` (their
-    signers' fragments), or None when a part of it cannot key a dict."""
+def _row_key(pod: Pod) -> Hashable | None:
     key = node_local_fragments(pod)
     try:
         hash(key)
     except TypeError:
         return None
     return key
+
+
+pod_row_key: Callable[[Pod], Hashable | None] = SpecMemo(_row_key)
+"""What the node-local Filters and the row-local Scores read of ``pod`` (their signers'
+fragments, all from its spec), or None when a part of it cannot key a dict."""
 
 
 @attrs.define(eq=False, slots=True)

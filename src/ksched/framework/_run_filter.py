@@ -419,7 +419,7 @@ class FilterRunner(FrameworkBase):
         rejecting: set[str] = set()
         error: Status | None = None
         if not per_node and special is None:
-            passing = np.flatnonzero(ok)
+            passing = ok.nonzero()[0]
             if 0 < limit <= len(passing):
                 passing = passing[:limit]
                 processed = int(passing[-1]) + 1
@@ -431,7 +431,7 @@ class FilterRunner(FrameworkBase):
                 state,
                 pod,
                 [infos[r] for r in order.tolist()],
-                np.flatnonzero(ok if special is None else ok | special).tolist(),
+                (ok if special is None else ok | special).nonzero()[0].tolist(),
                 special,
                 per_node,
                 limit,
@@ -442,7 +442,7 @@ class FilterRunner(FrameworkBase):
         else:
             processed = n
             candidates = ok if special is None else ok | special
-            for pos in np.flatnonzero(candidates).tolist():
+            for pos in candidates.nonzero()[0].tolist():
                 info = infos[order[pos]]
                 if special is not None and special[pos]:
                     assert nominated_for is not None
@@ -464,7 +464,7 @@ class FilterRunner(FrameworkBase):
                     found[pos] = status
         statuses = NodeToStatus()
         if need_statuses or not feasible_pos:
-            rejected = np.flatnonzero(~ok[:processed])
+            rejected = (~ok[:processed]).nonzero()[0]
             if special is not None:
                 rejected = rejected[~special[rejected]]
             if per_node:
@@ -524,16 +524,16 @@ class FilterRunner(FrameworkBase):
             # Look at a window after ``start`` first, widened while it holds too few.
             window = 2 * limit + 1024
             while start + window < n:
-                head = np.flatnonzero(mask[start : start + window])
+                head = mask[start : start + window].nonzero()[0]
                 if len(head) >= limit:
                     passing = head[:limit]
                     return int(passing[-1]) + 1, passing + start
                 window *= 4
-        head = np.flatnonzero(mask[start:])
+        head = mask[start:].nonzero()[0]
         if 0 < limit <= len(head):
             passing = head[:limit]
         else:
-            tail = np.flatnonzero(mask[:start])
+            tail = _first_passing_before(mask, start, limit - len(head))
             if not len(head) and not len(tail):
                 return None
             passing = np.concatenate((head, tail + (n - start)))
@@ -713,3 +713,17 @@ def _merge_found(
     all_positions = np.concatenate((positions, extra))
     by_position = np.argsort(all_positions, kind="stable")
     return all_positions[by_position], np.concatenate((which, extra_which))[by_position]
+
+
+def _first_passing_before(mask: BoolArray, stop: int, need: int) -> IntArray:
+    """The passing rows before ``stop``, at least the first ``need`` of them when there
+    are that many (all of them when ``need`` < 1): windows from row 0 first, as the scan
+    after the start index does, so a wrapped scan does not index the whole table."""
+    if need > 0:
+        window = 2 * need + 1024
+        while window < stop:
+            found = mask[:window].nonzero()[0]
+            if len(found) >= need:
+                return found
+            window *= 4
+    return mask[:stop].nonzero()[0]

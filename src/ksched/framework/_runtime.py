@@ -60,6 +60,14 @@ from ._waiting import WaitingPod
 
 __all__ = ["FilterOutcome", "Framework", "ScoreOutcome"]
 
+assert MIN_NODE_SCORE == 0  # _out_of_range reads negative scores as large unsigned ones
+
+
+def _out_of_range(values: IntArray) -> bool:
+    """Whether a score lies outside [MIN_NODE_SCORE, MAX_NODE_SCORE], in one pass: as
+    unsigned, a negative int64 is larger than any score."""
+    return bool(values.view(np.uint64).max() > MAX_NODE_SCORE)
+
 
 class Framework(FilterRunner):
     """One profile: its plugins per extension point, in order, with score weights."""
@@ -160,7 +168,7 @@ class Framework(FilterRunner):
         are read from columns kept for equal pods.
         """
         batch_ok = table is not None and rows is not None and self.batching and table.exact
-        total = np.zeros(len(nodes), dtype=np.int64)
+        total: IntArray | None = None
         per_plugin: dict[str, IntArray] = {}
         skip = state.skip_score_plugins
         if state.metrics is not None and self._score:
@@ -191,7 +199,7 @@ class Framework(FilterRunner):
                             values = call_timed(
                                 recorder, sp.name, SCORE, sp.batch, state, pod, table, rows
                             )
-                if values is not None and not is_scores(values, len(nodes)):
+                if values is not None and not checked and not is_scores(values, len(nodes)):
                     raise TypeError(
                         f"score_batch returned {type(values).__name__}, "
                         f"not {len(nodes)} int64 scores"
@@ -240,11 +248,7 @@ class Framework(FilterRunner):
                     return ScoreOutcome.failed(fault_status(sp.name, "NormalizeScore", exc))
                 if status is not None and not status.is_success:
                     return ScoreOutcome.failed(status.with_plugin(sp.name))
-            if (
-                not checked
-                and len(values)
-                and (values.max() > MAX_NODE_SCORE or values.min() < MIN_NODE_SCORE)
-            ):
+            if not checked and len(values) and _out_of_range(values):
                 out_of_range = np.flatnonzero((values > MAX_NODE_SCORE) | (values < MIN_NODE_SCORE))
                 value = int(values[out_of_range[0]])
                 message = (
@@ -252,8 +256,14 @@ class Framework(FilterRunner):
                     f"range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
                 )
                 return ScoreOutcome.failed(Status(Code.ERROR, (message,), plugin=sp.name))
-            total += values if sp.weight == 1 else values * sp.weight
+            weighted = values if sp.weight == 1 else values * sp.weight
+            if total is None:
+                total = weighted.copy() if weighted is values else weighted
+            else:
+                total += weighted
             per_plugin[sp.name] = values
+        if total is None:
+            total = np.zeros(len(nodes), dtype=np.int64)
         return ScoreOutcome(nodes, per_plugin, total)
 
     def _kept_scores(

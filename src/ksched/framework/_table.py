@@ -154,7 +154,7 @@ class NodeTable:
             *req.scalar.values(),
         )
         self.generation[row] = info.generation
-        if any(v >= EXACT_LIMIT or v <= -EXACT_LIMIT for v in values):
+        if max(values) >= EXACT_LIMIT or min(values) <= -EXACT_LIMIT:
             self._oversized.add(row)
             return
         self._oversized.discard(row)

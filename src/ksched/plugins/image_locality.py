@@ -24,6 +24,7 @@ from ..framework import (
     NodeTable,
     SignFragment,
 )
+from ..framework._spec_memo import SpecMemo
 
 __all__ = ["ImageLocality", "normalized_image_name"]
 
@@ -64,6 +65,13 @@ class _PreScoreState:
         return self
 
 
+def _pod_images(pod: Pod) -> tuple[str, ...]:
+    """The normalized image of every init and app container, in that order."""
+    return tuple(
+        normalized_image_name(c.image) for c in (*pod.spec.init_containers, *pod.spec.containers)
+    )
+
+
 class ImageLocality:
     """Scores each node by the size of the pod's images it already has, each image scaled
     by the share of all nodes holding it (so a rare image does not draw every pod)."""
@@ -72,17 +80,15 @@ class ImageLocality:
 
     def __init__(self, handle: Handle) -> None:
         self._handle = handle
+        # The images read only the pod's spec: worked out once per spec.
+        self._images = SpecMemo(_pod_images)
 
     @classmethod
     def new(cls, args: Mapping[str, Any] | None, handle: Handle) -> ImageLocality:
         return cls(handle)
 
     def _state(self, pod: Pod) -> _PreScoreState:
-        images = tuple(
-            normalized_image_name(c.image)
-            for c in (*pod.spec.init_containers, *pod.spec.containers)
-        )
-        return _PreScoreState(images, len(self._handle.snapshot.list()))
+        return _PreScoreState(self._images(pod), len(self._handle.snapshot.list()))
 
     def sign_pod(self, pod: Pod) -> Sequence[SignFragment]:
         images = (*pod.spec.init_containers, *pod.spec.containers)
@@ -114,7 +120,7 @@ class ImageLocality:
         scores: IntArray = np.full(len(rows), calculate_priority(0, len(s.images)), dtype=np.int64)
         holders = table.rows_with_images(s.images)
         if holders:
-            for i in np.flatnonzero(np.isin(rows, holders)).tolist():
+            for i in np.isin(rows, holders).nonzero()[0].tolist():
                 scores[i] = self.score(state, pod, table.infos[int(rows[i])])
         return scores
 

@@ -28,6 +28,7 @@ from ..framework import (
     Status,
     resources_signer,
 )
+from ..framework._spec_memo import SpecMemo
 from .node_resources_fit import (
     DEFAULT_RESOURCES,
     ResourceAllocationScorer,
@@ -39,6 +40,7 @@ __all__ = ["NodeResourcesBalancedAllocation", "NodeResourcesBalancedAllocationAr
 
 NAME: Final = "NodeResourcesBalancedAllocation"
 PRE_SCORE_STATE_KEY: Final = "PreScore" + NAME
+_SKIP: Final = Status(Code.SKIP)
 
 
 @attrs.frozen
@@ -143,18 +145,24 @@ class NodeResourcesBalancedAllocation:
         validate_balanced_allocation_args(args)
         self.args = args
         self._allocation = ResourceAllocationScorer(args.resources, use_requested=True)
+        # The state reads only the pod's spec: one per spec, shared by a workload's pods.
+        self._pre_score_state = SpecMemo(self._make_pre_score_state)
 
     @classmethod
     def new(cls, args: Mapping[str, Any] | None, handle: Handle) -> NodeResourcesBalancedAllocation:
         return cls(NodeResourcesBalancedAllocationArgs.from_dict(args))
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
-        reqs = self._allocation.pod_request_list(pod)
-        if not any(reqs):
+        pre = self._pre_score_state(pod)
+        if pre is None:
             # Best-effort pods would all pile onto the same balanced node: not scored.
-            return Status(Code.SKIP)
-        state.write(PRE_SCORE_STATE_KEY, _PreScoreState(reqs))
+            return _SKIP
+        state.write(PRE_SCORE_STATE_KEY, pre)
         return None
+
+    def _make_pre_score_state(self, pod: Pod) -> _PreScoreState | None:
+        reqs = self._allocation.pod_request_list(pod)
+        return _PreScoreState(reqs) if any(reqs) else None
 
     def sign_pod(self, pod: Pod) -> Sequence[SignFragment]:
         """Fit and the resource scorers read the pod's requests and overhead."""
@@ -183,7 +191,7 @@ class NodeResourcesBalancedAllocation:
         if all(cap.all() for _, cap, _ in columns):
             return scores
         complete = np.logical_and.reduce([cap != 0 for _, cap, _ in columns])
-        for i in np.flatnonzero(~complete).tolist():
+        for i in (~complete).nonzero()[0].tolist():
             # a node lacking a resource has fewer fractions: score it as one
             scores[i] = self.score(state, pod, table.infos[int(rows[i])])
         return scores

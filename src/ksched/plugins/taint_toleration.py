@@ -129,7 +129,7 @@ class TaintToleration:
     def filter_batch(self, state: CycleState, pod: Pod, table: NodeTable) -> BoolArray:
         # Only nodes with a NoSchedule/NoExecute taint can reject: judge those one by one.
         mask: BoolArray = ~table.hard_tainted
-        for row in np.flatnonzero(table.hard_tainted).tolist():
+        for row in table.hard_tainted.nonzero()[0].tolist():
             mask[row] = self.filter(state, pod, table.infos[row]) is None
         return mask
 
@@ -159,7 +159,7 @@ class TaintToleration:
     ) -> IntArray:
         # Only PreferNoSchedule taints count: nodes without one score 0.
         scores: IntArray = np.zeros(len(rows), dtype=np.int64)
-        for i in np.flatnonzero(table.soft_tainted[rows]).tolist():
+        for i in table.soft_tainted[rows].nonzero()[0].tolist():
             scores[i] = self.score(state, pod, table.infos[int(rows[i])])
         return scores
 

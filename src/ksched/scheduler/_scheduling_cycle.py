@@ -9,7 +9,7 @@ node, and hands it to a binding cycle without waiting for it.
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import anyio
 import attrs
@@ -391,7 +391,9 @@ class SchedulingCycle(BindingCycle):
                 scores.total = scores.total + extra
         best = self._select_host(feasible, scores.total)
         if batch is not None:
-            ranked = functools.partial(self._rank_others, feasible, scores.total, best)
+            # Only a ranking the batch keeps draws tie-breaking keys (see _rank_others).
+            keeps = signature is not None and hint != best
+            ranked = self._rank_others(feasible, scores.total, best) if keeps else None
             batch.store(signature, hint, best, ranked, self._cycle, self._now())
         if timings:
             self._spent("Score", t)
@@ -454,18 +456,27 @@ class SchedulingCycle(BindingCycle):
     def _select_host(self, feasible: Sequence[NodeInfo], totals: IntArray) -> str:
         """The highest total; ties broken uniformly at random (seedable), as upstream's
         reservoir sampling over the top-scored nodes does."""
-        ties = np.flatnonzero(totals == totals.max())
+        ties = (totals == totals.max()).nonzero()[0]
         pick = 0 if len(ties) == 1 else self.rng.randrange(len(ties))
         return feasible[int(ties[pick])].name
 
-    def _rank_others(self, feasible: Sequence[NodeInfo], totals: IntArray, best: str) -> list[str]:
-        """The feasible nodes but ``best``, highest total first, ties in random order."""
+    def _rank_others(
+        self, feasible: Sequence[NodeInfo], totals: IntArray, best: str
+    ) -> Callable[[], list[str]]:
+        """What builds the feasible nodes but ``best``, highest total first, ties in random
+        order. The tie-breaking keys are drawn now, so the random stream is the same
+        whether or not the ranking is ever built."""
         if self._tie_rng is None:
             self._tie_rng = np.random.default_rng(self.rng.getrandbits(64))
-        order = np.lexsort((self._tie_rng.random(len(totals)), -totals))
-        names = [feasible[i].name for i in order.tolist()]
-        names.remove(best)
-        return names
+        keys = self._tie_rng.random(len(totals))
+
+        def ranked() -> list[str]:
+            order = np.lexsort((keys, -totals))
+            names = [feasible[i].name for i in order.tolist()]
+            names.remove(best)
+            return names
+
+        return ranked
 
     def _record_attempt(self, pod: Pod, report: AttemptReport) -> None:
         record = self.records.setdefault(pod.uid, PodRecord())

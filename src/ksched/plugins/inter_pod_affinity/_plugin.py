@@ -33,7 +33,13 @@ from ...framework import (
     SignFragment,
     Status,
 )
-from ...framework._pod_index import PodIndex
+from ...framework._pod_index import (
+    PREFERRED_AFFINITY,
+    PREFERRED_ANTI_AFFINITY,
+    REQUIRED_AFFINITY,
+    REQUIRED_ANTI_AFFINITY,
+    PodIndex,
+)
 from ._filtering import PRE_FILTER_STATE_KEY, PreFilterState, build_pre_filter_state, filter_node
 from ._indexed import (
     filter_rows,
@@ -262,6 +268,13 @@ class InterPodAffinity:
         if isinstance(incoming, str):
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (f"parsing pod: {incoming}",))
         index = self._index(nodes)
+        if (
+            index is not None
+            and not incoming.required_affinity
+            and not incoming.required_anti_affinity
+            and not index.has_groups(REQUIRED_ANTI_AFFINITY)
+        ):
+            return _SKIP  # no term on either side: no counts to build
         if index is not None:
             pre = indexed_pre_filter_state(
                 pod, incoming, self._namespace_labels(pod.namespace), index
@@ -332,6 +345,13 @@ class InterPodAffinity:
         if isinstance(incoming, str):
             return Status(Code.ERROR, (f"failed to parse pod: {incoming}",))
         index = self._index(None)
+        if (
+            index is not None
+            and not incoming.preferred_affinity
+            and not incoming.preferred_anti_affinity
+            and not index.has_groups(REQUIRED_AFFINITY, PREFERRED_AFFINITY, PREFERRED_ANTI_AFFINITY)
+        ):
+            return _SKIP  # no term on either side: nothing scores
         if index is not None:
             topology_score = indexed_topology_score(
                 pod,

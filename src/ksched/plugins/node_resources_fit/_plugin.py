@@ -33,6 +33,7 @@ from ...framework import (
     Status,
     resources_signer,
 )
+from ...framework._spec_memo import SpecMemo
 from ._args import (
     NodeResourcesFitArgs,
     validate_fit_args,
@@ -102,6 +103,9 @@ class NodeResourcesFit:
         )
         self._scorer = strategy_scorer(args.scoring_strategy)
         self._batch_scorer = strategy_batch_scorer(args.scoring_strategy)
+        # Both states read only the pod's spec: one per spec, shared by a workload's pods.
+        self._pre_filter_state = SpecMemo(self._make_pre_filter_state)
+        self._pre_score_state = SpecMemo(self._make_pre_score_state)
 
     @classmethod
     def new(cls, args: Mapping[str, Any] | None, handle: Handle) -> NodeResourcesFit:
@@ -114,12 +118,13 @@ class NodeResourcesFit:
         return ((RESOURCES, resources_signer(pod)),)
 
     def pre_filter(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> None:
-        request = compute_pod_resource_request(pod)
-        state.write(
-            PRE_FILTER_STATE_KEY,
-            _PreFilterState(request, checked_scalars(request, self._ignored, self._ignored_groups)),
-        )
+        state.write(PRE_FILTER_STATE_KEY, self._pre_filter_state(pod))
         return None
+
+    def _make_pre_filter_state(self, pod: Pod) -> _PreFilterState:
+        request = compute_pod_resource_request(pod)
+        scalars = checked_scalars(request, self._ignored, self._ignored_groups)
+        return _PreFilterState(request, scalars)
 
     def pre_filter_extensions(self) -> None:
         return None
@@ -215,8 +220,11 @@ class NodeResourcesFit:
     # -- PreScore / Score
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> None:
-        state.write(PRE_SCORE_STATE_KEY, _PreScoreState(self._allocation.pod_request_list(pod)))
+        state.write(PRE_SCORE_STATE_KEY, self._pre_score_state(pod))
         return None
+
+    def _make_pre_score_state(self, pod: Pod) -> _PreScoreState:
+        return _PreScoreState(self._allocation.pod_request_list(pod))
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
         s = state.get(PRE_SCORE_STATE_KEY)

@@ -83,6 +83,9 @@ class PodTopologySpread:
         )
         self.use_index = True
         """Count from the snapshot's pod index when it covers the nodes (else walk them)."""
+        self._defaults_by_action: dict[str, list[SpreadConstraint]] = {}
+        """The default constraints of each action, parsed once when none reads the
+        pod's labels (matchLabelKeys): the same list for every pod."""
 
     @classmethod
     def new(cls, args: Mapping[str, Any] | None, handle: Handle) -> PodTopologySpread:
@@ -102,7 +105,11 @@ class PodTopologySpread:
             return filter_constraints(own, pod.labels, action)
         if not self._default_constraints:
             return []
-        constraints = filter_constraints(self._default_constraints, pod.labels, action)
+        constraints = self._defaults_by_action.get(action)
+        if constraints is None:
+            constraints = filter_constraints(self._default_constraints, pod.labels, action)
+            if not any(c.match_label_keys for c in self._default_constraints):
+                self._defaults_by_action[action] = constraints
         if not constraints:
             return []
         selector = default_selector(pod, self._handle.cluster)
