@@ -51,6 +51,18 @@ def _node(name: str, **meta: Any) -> dict[str, Any]:
     }
 
 
+def _pods(*data: dict[str, Any]) -> list[Pod]:
+    out = [read_manifest(d) for d in data]
+    assert all(isinstance(p, Pod) for p in out)
+    return out  # type: ignore[return-value]  # checked just above
+
+
+def _nodes(*data: dict[str, Any]) -> list[Node]:
+    out = [read_manifest(d) for d in data]
+    assert all(isinstance(n, Node) for n in out)
+    return out  # type: ignore[return-value]  # checked just above
+
+
 def _alone(data: dict[str, Any]) -> Any:
     """What reading ``data`` gives with nothing remembered."""
     _forget()
@@ -58,16 +70,14 @@ def _alone(data: dict[str, Any]) -> Any:
 
 
 def test_pods_from_one_template_share_one_spec_and_read_as_alone() -> None:
-    pods = [read_manifest(_pod(f"web-{i}", labels={"app": "web"})) for i in range(3)]
-    assert all(isinstance(p, Pod) for p in pods)
+    pods = _pods(*(_pod(f"web-{i}", labels={"app": "web"}) for i in range(3)))
     assert pods[0].spec is pods[1].spec is pods[2].spec
     assert [p.key for p in pods] == ["default/web-0", "default/web-1", "default/web-2"]
     assert pods[2] == _alone(_pod("web-2", labels={"app": "web"}))
 
 
 def test_nodes_of_one_pool_share_spec_and_status_and_read_as_alone() -> None:
-    nodes = [read_manifest(_node(f"node-{i}")) for i in range(3)]
-    assert all(isinstance(n, Node) for n in nodes)
+    nodes = _nodes(*(_node(f"node-{i}") for i in range(3)))
     assert nodes[0].status is nodes[2].status and nodes[0].spec is nodes[2].spec
     assert nodes[1].status.allocatable == {"cpu": 4000, "memory": 16 * 2**30, "pods": 110}
     assert nodes[1] == _alone(_node("node-1"))
@@ -109,14 +119,15 @@ def test_unknown_fields_keep_their_order_when_the_body_was_seen() -> None:
 
 
 def test_metadata_read_from_the_dict_is_the_field_readers() -> None:
-    meta = {
+    meta: dict[str, Any] = {
         "name": "p",
         "namespace": "ns",
         "uid": "u-1",
         "labels": {"app": "web"},
         "annotations": {"note": "x"},
     }
-    fast = read_object(_pod("p", **{k: v for k, v in meta.items() if k != "name"})).metadata
+    [pod] = _pods(_pod("p", **{k: v for k, v in meta.items() if k != "name"}))
+    fast = pod.metadata
     slow = _fields._metadata(_fields._Fields("Pod ns/p", "metadata", meta), namespaced=True)
     assert (
         fast
@@ -126,7 +137,8 @@ def test_metadata_read_from_the_dict_is_the_field_readers() -> None:
         )
     )
     # YAML's numbers in labels are not plain strings: the field reader turns them into text.
-    assert read_object(_pod("q", labels={"tier": 1})).metadata.labels == {"tier": "1"}
+    [pod] = _pods(_pod("q", labels={"tier": 1}))
+    assert pod.metadata.labels == {"tier": "1"}
 
 
 def test_annotation_keys_are_checked_for_every_object() -> None:
@@ -142,8 +154,8 @@ def test_a_pod_with_a_status_reads_it() -> None:
     read_manifest(_pod("a"))
     data = _pod("b")
     data["status"] = {"nominatedNodeName": "node-1"}
-    pod = read_manifest(data)
-    assert isinstance(pod, Pod) and pod.status.nominated_node_name == "node-1"
+    [pod] = _pods(data)
+    assert pod.status.nominated_node_name == "node-1"
     data["status"] = "Running"
     with pytest.raises(ManifestError, match="status: expected a mapping"):
         read_object(data)
