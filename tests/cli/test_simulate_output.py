@@ -222,10 +222,12 @@ def test_the_collector_runs_rarely_during_a_simulation_and_as_before_after(
     import ksched.simulate
 
     during: list[tuple[int, int, int]] = []
+    frozen: list[int] = []
     real = ksched.simulate.run_scenario
 
     def spy(*args: Any, **kwargs: Any) -> dict[str, Any]:
         during.append(gc.get_threshold())
+        frozen.append(gc.get_freeze_count())
         return real(*args, **kwargs)
 
     monkeypatch.setattr(ksched.simulate, "run_scenario", spy)
@@ -233,4 +235,6 @@ def test_the_collector_runs_rarely_during_a_simulation_and_as_before_after(
     code, _, _ = run([*argv, "-o", "json"], capsys)
     assert code == 0
     assert during[0][0] >= 100 * before[0]
+    assert frozen[0] > 0  # the inputs (and all before them) are set aside for the run
     assert gc.get_threshold() == before
+    assert gc.isenabled() and gc.get_freeze_count() == 0

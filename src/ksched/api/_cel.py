@@ -25,8 +25,6 @@ from collections.abc import Callable, Mapping
 from fractions import Fraction
 from typing import Any
 
-import cel
-
 from ._cel_cost import Sizes, estimate_cost, parse
 from ._cel_library import LIBRARY, check_references, rewrite_binds
 from ._dra import (
@@ -189,6 +187,8 @@ class DeviceSelector:
                 f"compilation failed: expression is longer than "
                 f"{CEL_SELECTOR_EXPRESSION_MAX_LENGTH} characters"
             )
+        import cel  # here: importing the engine takes a good part of a second
+
         try:
             self._program = cel.compile(rewrite_binds(expression))
         except ValueError as exc:
@@ -222,6 +222,8 @@ class DeviceSelector:
         """
         if self.max_cost > CEL_SELECTOR_EXPRESSION_MAX_COST or not _within_bounds(device, driver):
             self.check_cost(device, driver)
+        import cel
+
         variables = {"device": device_variable(device, driver, self._domains)}
         try:
             context = cel.Context(variables=variables, functions=self._functions or None)

@@ -32,6 +32,7 @@ from ._model import (
     NodeAffinity,
     NodeSpec,
     NodeStatus,
+    ObjectMeta,
     Pod,
     PodAffinity,
     PodAffinityTerm,
@@ -71,11 +72,14 @@ from ._storage import (
 from ._workloads import DaemonSet, Deployment, Job, compute_hash
 
 __all__ = [
+    "BODY_FIELDS",
     "SIM_EPOCH",
     "KubeObject",
+    "body_key",
     "load_manifests",
     "parse_time",
     "read_object",
+    "read_with_key",
 ]
 
 KubeObject = (
@@ -110,7 +114,22 @@ KubeObject = (
 # ---- kinds -------------------------------------------------------------------------
 
 
-def _node(f: _Fields) -> Node:
+def _node(f: _Fields, key: str | None = None) -> Node:
+    if key is None:
+        key = body_key("Node", f.data)
+    if key is not None:
+        body = _node_bodies.get(key)
+        if body is not None:  # read before: only the metadata can be wrong
+            return Node(metadata=_read_metadata(f, namespaced=False), spec=body[0], status=body[1])
+    node = _node_in_order(f)
+    if key is not None:
+        if len(_node_bodies) >= _BODIES_LIMIT:
+            _node_bodies.clear()
+        _node_bodies[key] = (node.spec, node.status)
+    return node
+
+
+def _node_in_order(f: _Fields) -> Node:
     spec, status = f.sub("spec"), f.sub("status")
     taints = tuple(
         Taint(
@@ -127,7 +146,7 @@ def _node(f: _Fields) -> Node:
         for i in status.items("images")
     )
     return Node(
-        metadata=_metadata(f.sub("metadata"), namespaced=False),
+        metadata=_read_metadata(f, namespaced=False),
         spec=NodeSpec(unschedulable=spec.flag("unschedulable"), taints=taints),
         status=NodeStatus(allocatable=allocatable, capacity=capacity, images=images),
     )
@@ -261,40 +280,98 @@ def _pod_spec(spec: _Fields) -> PodSpec:
     )
 
 
-_SPECS_LIMIT = 4096
+_BODIES_LIMIT = 4096
 _specs: dict[str, PodSpec] = {}
-"""Pod specs read, by :func:`spec_key`: pods made from one template share one spec."""
+"""Pod specs read, by :func:`body_key`: pods made from one template share one spec."""
+_node_bodies: dict[str, tuple[NodeSpec, NodeStatus]] = {}
+"""Node specs and statuses read, by :func:`body_key`: a node pool's nodes share them."""
+_NO_STATUS = PodStatus()
+
+BODY_FIELDS: Mapping[str, tuple[str, ...]] = {"Pod": ("spec",), "Node": ("spec", "status")}
+"""The fields of a kind read (and checked) from their own dicts alone, whatever the
+metadata: objects made from one template read them once."""
 
 
-def spec_key(data: object) -> str | None:
-    """A key equal for equal pod-spec dicts (their ``repr``), None for other mappings."""
-    return repr(data) if type(data) is dict else None
+def body_key(kind: str, data: Mapping[str, Any]) -> str | None:
+    """A key equal for objects of ``kind`` whose body fields are equal dicts (their
+    ``repr``); None for other kinds and other shapes."""
+    fields = BODY_FIELDS.get(kind)
+    if fields is None:
+        return None
+    values = tuple(map(data.get, fields))
+    for value in values:
+        if value is not None and type(value) is not dict:
+            return None
+    return repr(values)
 
 
-def _pod(f: _Fields) -> Pod:
+def _pod(f: _Fields, key: str | None = None) -> Pod:
+    if key is None:
+        key = body_key("Pod", f.data)
+    if key is not None:
+        pod_spec = _specs.get(key)
+        raw_status = f.data.get("status")
+        if pod_spec is not None and (raw_status is None or raw_status == {}):  # read before
+            meta = _read_metadata(f, namespaced=True)
+            return Pod(metadata=meta, spec=pod_spec, status=_NO_STATUS)
     spec, status = f.sub("spec"), f.sub("status")
     # A spec is read from its dict alone: equal dicts (a workload's pods) read once.
-    key = spec_key(spec.data)
     pod_spec = _specs.get(key) if key is not None else None
     if pod_spec is None:
         pod_spec = _pod_spec(spec)
         if key is not None:
-            if len(_specs) >= _SPECS_LIMIT:
+            if len(_specs) >= _BODIES_LIMIT:
                 _specs.clear()
             _specs[key] = pod_spec
-    pod_status = PodStatus(
-        nominated_node_name=status.opt_str("nominatedNodeName") or None,
-        start_time=status.time("startTime"),
-        resource_claim_statuses=tuple(
-            PodResourceClaimStatus(
-                name=c.text("name"), resource_claim_name=c.opt_str("resourceClaimName")
+    if not status.data:
+        pod_status = _NO_STATUS
+    else:
+        pod_status = PodStatus(
+            nominated_node_name=status.opt_str("nominatedNodeName") or None,
+            start_time=status.time("startTime"),
+            resource_claim_statuses=tuple(
+                PodResourceClaimStatus(
+                    name=c.text("name"), resource_claim_name=c.opt_str("resourceClaimName")
+                )
+                for c in status.items("resourceClaimStatuses")
+            ),
+        )
+    return Pod(metadata=_read_metadata(f, namespaced=True), spec=pod_spec, status=pod_status)
+
+
+_PLAIN_METADATA = frozenset({"name", "namespace", "uid", "labels", "annotations"})
+
+
+def _plain_map(value: object) -> bool:
+    if value is None:
+        return True
+    if type(value) is not dict:
+        return False
+    return all(type(k) is str and type(v) is str for k, v in value.items())
+
+
+def _read_metadata(f: _Fields, *, namespaced: bool) -> ObjectMeta:
+    """``_metadata(f.sub("metadata"))``, straight from the dict when it holds only
+    strings under the fields a manifest usually sets (nothing there can be wrong)."""
+    data = f.data.get("metadata")
+    if type(data) is dict and data.keys() <= _PLAIN_METADATA:
+        name, namespace, uid = data.get("name"), data.get("namespace"), data.get("uid")
+        labels, annotations = data.get("labels"), data.get("annotations")
+        if (
+            type(name) is str
+            and (namespace is None or type(namespace) is str)
+            and (uid is None or type(uid) is str)
+            and _plain_map(labels)
+            and _plain_map(annotations)
+        ):
+            return ObjectMeta(
+                name=name,
+                namespace=(namespace or "default") if namespaced else "",
+                uid=uid or "",
+                labels=dict(labels) if labels else {},
+                annotations=dict(annotations) if annotations else {},
             )
-            for c in status.items("resourceClaimStatuses")
-        ),
-    )
-    return Pod(
-        metadata=_metadata(f.sub("metadata"), namespaced=True), spec=pod_spec, status=pod_status
-    )
+    return _metadata(f.sub("metadata"), namespaced=namespaced)
 
 
 def _pod_claim(f: _Fields) -> PodResourceClaim:
@@ -506,8 +583,9 @@ def describe(data: Mapping[str, Any]) -> str:
     """``Kind namespace/name`` for messages, from whatever the dict holds."""
     kind = data.get("kind") or "object"
     namespaced = store_kind(data) in _NAMESPACED or kind in _NAMESPACED
-    meta = data.get("metadata") if isinstance(data.get("metadata"), Mapping) else {}
-    assert isinstance(meta, Mapping)
+    meta = data.get("metadata")
+    if type(meta) is not dict and not isinstance(meta, Mapping):
+        meta = {}
     name = meta.get("name") or "<unnamed>"
     if namespaced:
         return f"{kind} {meta.get('namespace') or 'default'}/{name}"
@@ -521,7 +599,12 @@ def read_object(data: object) -> KubeObject:
         ManifestError: unknown kind, missing name, or a malformed field; the message
             names the object and the field.
     """
-    if not isinstance(data, Mapping):
+    return read_with_key(data, None)
+
+
+def read_with_key(data: object, key: str | None) -> KubeObject:
+    """``read_object`` given the object's ``body_key`` if the caller has it (else None)."""
+    if type(data) is not dict and not isinstance(data, Mapping):
         raise ManifestError(f"expected a Kubernetes object (a mapping), got {data!r}")
     label = describe(data)
     kind = data.get("kind")
@@ -534,9 +617,16 @@ def read_object(data: object) -> KubeObject:
             )
         raise ManifestError(f"{label}: kind: unsupported kind {kind!r}")
     meta = data.get("metadata")
-    if not isinstance(meta, Mapping) or not meta.get("name"):
+    if (type(meta) is not dict and not isinstance(meta, Mapping)) or not meta.get("name"):
         raise ManifestError(f"{label}: metadata.name: required")
-    obj: KubeObject = reader(_Fields(label, "", data))
+    fields = _Fields(label, "", data)
+    obj: KubeObject
+    if reader is _pod:
+        obj = _pod(fields, key)
+    elif reader is _node:
+        obj = _node(fields, key)
+    else:
+        obj = reader(fields)
     return obj
 
 

@@ -14,11 +14,12 @@ it never raises on a malformed shape (the reader in ``_manifest`` reports those)
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, MutableSequence
+import functools
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableSequence
 from typing import Any
 
 from .._errors import ManifestError
-from ._manifest import KubeObject, describe, read_object, spec_key
+from ._manifest import BODY_FIELDS, KubeObject, body_key, describe, read_with_key
 from ._names import (
     FieldProblem,
     duplicate,
@@ -46,7 +47,7 @@ from ._pod_validation import (
     pod_spec_problems,
 )
 from ._scheduling_groups_manifest import pod_group_problems, store_kind, workload_problems
-from ._strict import API_VERSIONS, SCHEMAS, unknown_fields
+from ._strict import API_VERSIONS, OBJECT_META, OPAQUE, SCHEMAS, unknown_fields
 
 __all__ = [
     "SYSTEM_PRIORITY_CLASSES",
@@ -64,22 +65,40 @@ SYSTEM_PRIORITY_CLASSES: Mapping[str, int] = {
 
 def _meta(
     meta: Mapping[str, Any], *, namespaced: bool, label_name: bool, names: bool
-) -> Iterator[FieldProblem]:
+) -> list[FieldProblem]:
+    problems: list[FieldProblem] = []
     name = as_str(meta.get("name"))
     if not name:
-        yield required("metadata.name", "name or generateName is required")
+        problems.append(required("metadata.name", "name or generateName is required"))
     elif names:
         check = is_dns1123_label if label_name else is_dns1123_subdomain
-        for msg in check(name):
-            yield invalid("metadata.name", name, msg)
+        problems.extend(invalid("metadata.name", name, msg) for msg in check(name))
     namespace = as_str(meta.get("namespace"))
     if namespaced and namespace:
-        for msg in is_dns1123_label(namespace):
-            yield invalid("metadata.namespace", namespace, msg)
-    yield from labels_problems(as_map(meta.get("labels")), "metadata.labels")
-    for key in as_map(meta.get("annotations")):
+        problems.extend(_namespace_problems(namespace))
+    labels, annotations = meta.get("labels"), meta.get("annotations")
+    if labels:  # anything empty reads as no labels
+        problems.extend(_map_problems_of(labels_problems, labels, "metadata.labels"))
+    if annotations:
+        problems.extend(
+            _map_problems_of(
+                _annotations_problems, annotations, "metadata.annotations", keys_only=True
+            )
+        )
+    return problems
+
+
+@functools.lru_cache(maxsize=256)
+def _namespace_problems(namespace: str) -> tuple[FieldProblem, ...]:
+    return tuple(
+        invalid("metadata.namespace", namespace, msg) for msg in is_dns1123_label(namespace)
+    )
+
+
+def _annotations_problems(annotations: Mapping[str, Any], path: str) -> Iterator[FieldProblem]:
+    for key in annotations:
         for msg in is_qualified_name(str(key).lower()):
-            yield invalid("metadata.annotations", key, msg)
+            yield invalid(path, key, msg)
 
 
 # ---- quantities --------------------------------------------------------------------
@@ -109,47 +128,73 @@ def _node(data: Mapping[str, Any]) -> Iterator[FieldProblem]:
         yield from non_negative_problems(as_map(status.get(field)), f"status.{field}")
 
 
-_spec_unknown: dict[str, list[str]] = {}
-"""Unknown fields under a pod's ``spec``, by its dict's ``spec_key``."""
+_MEMO_LIMIT = 4096
+_body_unknown: dict[tuple[str, str], dict[str, list[str]]] = {}
+"""Unknown fields under each body field of an object, by kind and ``body_key``."""
+_body_problems: dict[tuple[str, str, bool], tuple[FieldProblem, ...]] = {}
+"""The kind's own problems (spec, status) of an object, by kind, ``body_key`` and ``names``:
+a pure function of the body."""
+_map_problems: dict[tuple[str, str], tuple[FieldProblem, ...]] = {}
+"""Problems of label and annotation maps, by path and their dict's ``repr``."""
+_OBJECT_META_PLAIN = frozenset(k for k, v in OBJECT_META.items() if v is OPAQUE)
+"""Metadata fields whose values are not walked for unknown fields."""
 
 
-def _pod_unknown_fields(data: Mapping[str, Any]) -> list[str]:
-    """``unknown_fields("Pod", data)``, the part under ``spec`` looked at once per
-    distinct spec dict (paths in the same order: each top-level field walked in turn)."""
-    key = spec_key(data.get("spec"))
-    if key is None:
-        return unknown_fields("Pod", data)
+def _remember(memo: dict[Any, Any], key: Any, value: Any) -> None:
+    if len(memo) >= _MEMO_LIMIT:
+        memo.clear()
+    memo[key] = value
+
+
+def _unknown_fields(kind: str, data: Mapping[str, Any], key: str | None) -> list[str]:
+    """``unknown_fields(kind, data)``, each top-level field walked in turn (so the paths
+    come in the same order); the body fields once per distinct body, the usual
+    metadata and plain fields not at all (nothing under them can be unknown)."""
+    schema = SCHEMAS.get(kind)
+    if schema is None:
+        return []
+    body: dict[str, list[str]] | None = None
+    if key is not None:
+        body = _body_unknown.get((kind, key))
+        if body is None:
+            body = {f: unknown_fields(kind, {f: data.get(f)}) for f in BODY_FIELDS[kind]}
+            _remember(_body_unknown, (kind, key), body)
     paths: list[str] = []
     for field, value in data.items():
-        if field != "spec":
-            paths.extend(unknown_fields("Pod", {field: value}))
+        sub = schema.get(field) if isinstance(field, str) else None
+        if sub is OPAQUE or (sub is not None and value is None):
             continue
-        under = _spec_unknown.get(key)
-        if under is None:
-            under = unknown_fields("Pod", {field: value})
-            if len(_spec_unknown) >= _SPEC_PROBLEMS_LIMIT:
-                _spec_unknown.clear()
-            _spec_unknown[key] = under
-        paths.extend(under)
+        if body is not None and field in body:
+            paths.extend(body[field])
+        elif sub is OBJECT_META and type(value) is dict and value.keys() <= _OBJECT_META_PLAIN:
+            continue
+        else:
+            paths.extend(unknown_fields(kind, {field: value}))
     return paths
 
 
-_SPEC_PROBLEMS_LIMIT = 4096
-_spec_problems: dict[tuple[str, bool], tuple[FieldProblem, ...]] = {}
-"""Problems of pod specs checked, by their dict's ``spec_key`` (a pure function of it)."""
+def _pod(data: Mapping[str, Any], names: bool) -> Iterator[FieldProblem]:
+    yield from pod_spec_problems(as_map(data.get("spec")), "spec", names=names)
 
 
-def _pod(data: Mapping[str, Any], names: bool) -> Iterable[FieldProblem]:
-    spec = as_map(data.get("spec"))
-    key = spec_key(spec)
-    if key is None:
-        return pod_spec_problems(spec, "spec", names=names)
-    problems = _spec_problems.get((key, names))
+def _map_problems_of(
+    check: Callable[[Mapping[str, Any], str], Iterator[FieldProblem]],
+    value: Any,
+    path: str,
+    *,
+    keys_only: bool = False,
+) -> Iterable[FieldProblem]:
+    """``check(as_map(value), path)``, once per distinct dict (or, ``keys_only``, per
+    distinct keys: the check reads no value)."""
+    if type(value) is not dict:
+        return check(as_map(value), path)
+    if not value:
+        return ()
+    key = (path, repr(tuple(value)) if keys_only else repr(value))
+    problems = _map_problems.get(key)
     if problems is None:
-        problems = tuple(pod_spec_problems(spec, "spec", names=names))
-        if len(_spec_problems) >= _SPEC_PROBLEMS_LIMIT:
-            _spec_problems.clear()
-        _spec_problems[key, names] = problems
+        problems = tuple(check(value, path))
+        _remember(_map_problems, key, problems)
     return problems
 
 
@@ -277,9 +322,17 @@ def validate_object(
     connector logs and skips an object with any error.
     """
     kind = store_kind(data)  # a scheduling.k8s.io PodGroup is a SchedulingPodGroup
+    return _problems(data, kind, body_key(kind, data), strict=strict, names=names)
+
+
+def _problems(
+    data: Mapping[str, Any], kind: str, key: str | None, *, strict: bool, names: bool
+) -> list[FieldProblem]:
+    """``validate_object`` given the object's kind and ``body_key``: the problems of
+    equal bodies (a workload's pods, a node pool's nodes) are found once."""
     problems = [
         FieldProblem(path, "UnknownField", warning=not strict)
-        for path in (_pod_unknown_fields(data) if kind == "Pod" else unknown_fields(kind, data))
+        for path in _unknown_fields(kind, data, key)
     ]
     api_version = data.get("apiVersion")
     allowed = API_VERSIONS.get(kind)
@@ -294,23 +347,35 @@ def validate_object(
             names=names,
         )
     )
+    if key is not None:
+        found = _body_problems.get((kind, key, names))
+        if found is None:
+            found = tuple(_kind_problems(data, kind, names))
+            _remember(_body_problems, (kind, key, names), found)
+        problems.extend(found)
+    else:
+        problems.extend(_kind_problems(data, kind, names))
+    return problems
+
+
+def _kind_problems(data: Mapping[str, Any], kind: str, names: bool) -> Iterable[FieldProblem]:
     if kind == "Node":
-        problems.extend(_node(data))
-    elif kind == "Pod":
-        problems.extend(_pod(data, names))
-    elif kind == "PriorityClass":
-        problems.extend(_priority_class(data))
-    elif kind == "PodDisruptionBudget":
-        problems.extend(_pdb(data))
-    elif kind in ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job") or (
+        return _node(data)
+    if kind == "Pod":
+        return _pod(data, names)
+    if kind == "PriorityClass":
+        return _priority_class(data)
+    if kind == "PodDisruptionBudget":
+        return _pdb(data)
+    if kind in ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job") or (
         kind == "ReplicationController" and as_map(data.get("spec")).get("template") is not None
     ):
-        problems.extend(_workload(data, kind))
-    elif kind == "Workload":
-        problems.extend(workload_problems(data))
-    elif kind == "SchedulingPodGroup":
-        problems.extend(pod_group_problems(data))
-    return problems
+        return _workload(data, kind)
+    if kind == "Workload":
+        return workload_problems(data)
+    if kind == "SchedulingPodGroup":
+        return pod_group_problems(data)
+    return ()
 
 
 def missing_priority_class(
@@ -344,14 +409,19 @@ def read_manifest(
             server rejects; the message names the object and the field path, one line
             per problem.
     """
-    if isinstance(data, Mapping) and store_kind(data) in SCHEMAS:
-        meta = data.get("metadata")
-        if isinstance(meta, Mapping) and meta.get("name"):
-            label = describe(data)
-            problems = validate_object(data, strict=strict, names=names)
-            errors = [f"{label}: {p}" for p in problems if not p.warning]
-            if errors:
-                raise ManifestError("\n".join(errors))
-            if warnings is not None:
-                warnings.extend(f"{label}: {p}" for p in problems if p.warning)
-    return read_object(data)  # an unknown kind, a missing name, a malformed field
+    key = None
+    if type(data) is dict or isinstance(data, Mapping):
+        kind = store_kind(data)
+        if kind in SCHEMAS:
+            meta = data.get("metadata")
+            if (type(meta) is dict or isinstance(meta, Mapping)) and meta.get("name"):
+                key = body_key(kind, data)  # one key for the checks and the reading
+                problems = _problems(data, kind, key, strict=strict, names=names)
+                if problems:
+                    label = describe(data)
+                    errors = [f"{label}: {p}" for p in problems if not p.warning]
+                    if errors:
+                        raise ManifestError("\n".join(errors))
+                    if warnings is not None:
+                        warnings.extend(f"{label}: {p}" for p in problems if p.warning)
+    return read_with_key(data, key)  # an unknown kind, a missing name, a malformed field

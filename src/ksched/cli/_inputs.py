@@ -178,6 +178,7 @@ def load_inputs(
                     raise InputError(f"{where}: items: expected a list")
                 for j, item in enumerate(items):
                     got.add_object(item, f"{where}: items[{j}]")
+                    items[j] = None  # read: its memory goes to the next objects
             else:
                 got.add_object(doc, where)
     if len(got.scenarios) > 1:

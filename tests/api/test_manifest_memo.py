@@ -1,0 +1,161 @@
+"""Objects made from one template: their bodies are checked and read once, and every
+object still reads (and fails) exactly as it would alone."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from ksched import ManifestError, read_manifest, read_object, validate_object
+from ksched.api import Node, ObjectMeta, Pod, _fields, _manifest, _validation
+
+
+def _forget() -> None:
+    for memo in (
+        _manifest._specs,
+        _manifest._node_bodies,
+        _validation._body_unknown,
+        _validation._body_problems,
+        _validation._map_problems,
+    ):
+        memo.clear()
+
+
+@pytest.fixture(autouse=True)
+def _fresh_memos() -> Iterator[None]:
+    _forget()
+    yield
+    _forget()
+
+
+def _pod(name: str, **meta: Any) -> dict[str, Any]:
+    container = {"name": "c", "image": "pause", "resources": {"requests": {"cpu": "100m"}}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, **meta},
+        "spec": {"containers": [container], "tolerations": [{"operator": "Exists"}]},
+    }
+
+
+def _node(name: str, **meta: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {"zone": "a"}, **meta},
+        "spec": {"taints": [{"key": "k", "value": "v", "effect": "NoSchedule"}]},
+        "status": {"allocatable": {"cpu": "4", "memory": "16Gi", "pods": "110"}},
+    }
+
+
+def _pods(*data: dict[str, Any]) -> list[Pod]:
+    out = [read_manifest(d) for d in data]
+    assert all(isinstance(p, Pod) for p in out)
+    return out  # type: ignore[return-value]  # checked just above
+
+
+def _nodes(*data: dict[str, Any]) -> list[Node]:
+    out = [read_manifest(d) for d in data]
+    assert all(isinstance(n, Node) for n in out)
+    return out  # type: ignore[return-value]  # checked just above
+
+
+def _alone(data: dict[str, Any]) -> Any:
+    """What reading ``data`` gives with nothing remembered."""
+    _forget()
+    return read_manifest(copy.deepcopy(data))
+
+
+def test_pods_from_one_template_share_one_spec_and_read_as_alone() -> None:
+    pods = _pods(*(_pod(f"web-{i}", labels={"app": "web"}) for i in range(3)))
+    assert pods[0].spec is pods[1].spec is pods[2].spec
+    assert [p.key for p in pods] == ["default/web-0", "default/web-1", "default/web-2"]
+    assert pods[2] == _alone(_pod("web-2", labels={"app": "web"}))
+
+
+def test_nodes_of_one_pool_share_spec_and_status_and_read_as_alone() -> None:
+    nodes = _nodes(*(_node(f"node-{i}") for i in range(3)))
+    assert nodes[0].status is nodes[2].status and nodes[0].spec is nodes[2].spec
+    assert nodes[1].status.allocatable == {"cpu": 4000, "memory": 16 * 2**30, "pods": 110}
+    assert nodes[1] == _alone(_node("node-1"))
+
+
+def test_a_bad_name_after_a_valid_twin_is_rejected_in_the_same_words() -> None:
+    bad = _node("Node_1")
+    with pytest.raises(ManifestError) as alone:
+        _alone(bad)
+    read_manifest(_node("node-0"))
+    with pytest.raises(ManifestError) as after_twin:
+        read_manifest(bad)
+    assert str(after_twin.value) == str(alone.value)
+    assert str(alone.value).startswith('Node Node_1: metadata.name: Invalid value: "Node_1"')
+
+
+def test_a_node_reads_its_metadata_before_unschedulable() -> None:
+    # The reader's order: taints, capacity, metadata, then spec.unschedulable.
+    data = _node("n", labels={"zone": ["a"]})
+    data["spec"]["unschedulable"] = "yes"
+    with pytest.raises(ManifestError, match=r"^Node n: metadata\.labels\.zone: expected"):
+        read_object(data)
+
+
+def test_unknown_fields_keep_their_order_when_the_body_was_seen() -> None:
+    data = _pod("p")
+    data = {"bogus": 1, **data, "extra": {"x": 1}}
+    data["metadata"]["ownerReferences"] = [{"kind": "ReplicaSet", "name": "rs", "colour": 1}]
+    data["spec"]["containers"][0]["resoures"] = {}
+    expected = [
+        "bogus",
+        "metadata.ownerReferences[0].colour",
+        "spec.containers[0].resoures",
+        "extra",
+    ]
+    first = [p.path for p in validate_object(data) if p.kind == "UnknownField"]
+    again = [p.path for p in validate_object(copy.deepcopy(data)) if p.kind == "UnknownField"]
+    assert first == again == expected
+
+
+def test_metadata_read_from_the_dict_is_the_field_readers() -> None:
+    meta: dict[str, Any] = {
+        "name": "p",
+        "namespace": "ns",
+        "uid": "u-1",
+        "labels": {"app": "web"},
+        "annotations": {"note": "x"},
+    }
+    [pod] = _pods(_pod("p", **{k: v for k, v in meta.items() if k != "name"}))
+    fast = pod.metadata
+    slow = _fields._metadata(_fields._Fields("Pod ns/p", "metadata", meta), namespaced=True)
+    assert (
+        fast
+        == slow
+        == ObjectMeta(
+            name="p", namespace="ns", uid="u-1", labels={"app": "web"}, annotations={"note": "x"}
+        )
+    )
+    # YAML's numbers in labels are not plain strings: the field reader turns them into text.
+    [pod] = _pods(_pod("q", labels={"tier": 1}))
+    assert pod.metadata.labels == {"tier": "1"}
+
+
+def test_annotation_keys_are_checked_for_every_object() -> None:
+    good = _pod("a", annotations={"note": "one"})
+    assert validate_object(good) == []
+    assert validate_object(_pod("b", annotations={"note": "two"})) == []
+    bad = [str(p) for p in validate_object(_pod("c", annotations={"-bad": "v"}))]
+    again = [str(p) for p in validate_object(_pod("d", annotations={"-bad": "w"}))]
+    assert bad == again and len(bad) == 1 and bad[0].startswith("metadata.annotations: Invalid")
+
+
+def test_a_pod_with_a_status_reads_it() -> None:
+    read_manifest(_pod("a"))
+    data = _pod("b")
+    data["status"] = {"nominatedNodeName": "node-1"}
+    [pod] = _pods(data)
+    assert pod.status.nominated_node_name == "node-1"
+    data["status"] = "Running"
+    with pytest.raises(ManifestError, match="status: expected a mapping"):
+        read_object(data)
