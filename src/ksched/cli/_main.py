@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import gc
 import importlib
 import json
 import sys
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import Any, TextIO, cast
 
 from .._errors import ConfigError, KschedError
+from .._gc import few_collections, kept_for_the_run
 from ..framework import PluginFactory
 
 __all__ = ["main"]
@@ -143,40 +143,8 @@ def _explain_request(args: argparse.Namespace, scenario: Any) -> bool | list[str
     return list(dict.fromkeys(pods))
 
 
-@contextlib.contextmanager
-def _few_collections() -> Iterator[None]:
-    """Rare cyclic garbage collections while the block runs, as in a batch compiler.
-
-    A simulation builds objects that live to its end (the inputs, the cluster, the
-    engine's state: millions at 50 000 nodes); with the default thresholds the collector
-    walks them all again and again, a sixth of the run's time, and finds almost nothing.
-    """
-    thresholds = gc.get_threshold()
-    gc.set_threshold(200_000, 30, 30)
-    try:
-        yield
-    finally:
-        gc.unfreeze()  # what _kept_for_the_run set aside goes back to the collector
-        gc.set_threshold(*thresholds)
-
-
-@contextlib.contextmanager
-def _kept_for_the_run() -> Iterator[None]:
-    """No collection while the block runs, and what it leaves is set aside (``gc.freeze``)
-    from the collections that follow: the inputs read live to the end of the run and
-    hold no cycles; walking them again and again would find nothing."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-        gc.freeze()
-    finally:
-        if enabled:
-            gc.enable()
-
-
 def _simulate(args: argparse.Namespace) -> int:
-    with _few_collections():
+    with few_collections():
         return _run_simulation(args)
 
 
@@ -193,7 +161,7 @@ def _run_simulation(args: argparse.Namespace) -> int:
         raise KschedError("simulate: no input: give a FILE or -f FILE_OR_DIR")
     gates = _feature_gates(args.feature_gates)
     warnings: list[str] = []
-    with status("reading inputs", sys.stderr), _kept_for_the_run():
+    with status("reading inputs", sys.stderr), kept_for_the_run():
         scenario = load_inputs(inputs, config=args.config, strict=args.strict, warnings=warnings)
     for line in warnings:
         print(f"ksched: warning: {line}", file=sys.stderr)
