@@ -405,12 +405,7 @@ class FilterRunner(FrameworkBase):
         ok = mask[order]
         special: BoolArray | None = None
         if has_nominated:
-            marked = np.zeros(len(table), dtype=np.bool_)
-            for name in nominated_nodes:
-                row = table.index.get(name)
-                if row is not None:
-                    marked[row] = True
-            special = marked[order]
+            special = self._nominated_verdicts.nominated_rows(table, nominated_nodes)[order]
             if not special.any():
                 special = None
         infos = table.infos
@@ -442,13 +437,24 @@ class FilterRunner(FrameworkBase):
         else:
             processed = n
             candidates = ok if special is None else ok | special
+            sweep = None
+            if special is not None and self.verdict_cache:
+                sweep = self._nominated_verdicts.sweep(
+                    state, pod, self._filter_plugins, table, nominated_nodes
+                )
             for pos in np.flatnonzero(candidates).tolist():
                 info = infos[order[pos]]
                 if special is not None and special[pos]:
                     assert nominated_for is not None
-                    status = self.run_filter_with_nominated_pods_sync(
-                        state, pod, info, nominated_for(info.name)
-                    )
+                    swept = sweep.get(info.name) if sweep is not None else None
+                    if swept is not None:
+                        status = swept
+                    else:
+                        status = self.run_filter_with_nominated_pods_sync(
+                            state, pod, info, nominated_for(info.name)
+                        )
+                        if sweep is not None:
+                            sweep.keep(info.name, status)
                 else:
                     status = run_filters_sync(per_node, state, pod, info)
                 if status.is_success:
