@@ -17,7 +17,7 @@ and at the node its own pod is nominated to (whose verdict is never shared).
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any, Protocol
 
 import attrs
@@ -27,7 +27,7 @@ from ..api import Pod
 from ._cycle_state import CycleState
 from ._signature import host_ports_signer, node_selector_signer, resources_signer
 from ._status import Code, Status
-from ._table import BoolArray, NodeTable
+from ._table import BoolArray, IntArray, NodeTable
 from ._types import NodeInfo, PodInfo
 
 __all__ = ["NominatedVerdicts", "NominationLog", "Sweep", "node_local_filter_types"]
@@ -103,48 +103,137 @@ class NominationLog(Protocol):
 
 class Sweep:
     """One pod key's verdicts on the nodes holding nominated pods, kept across cycles
-    while neither the node's table row nor its nominated pods changed."""
+    while neither the node's table row nor its nominated pods changed.
 
-    __slots__ = ("_epoch", "_log", "_own", "_rows_seen", "_seen", "_statuses", "_table")
+    Rejections are also kept by table row (a flag and an index into a few distinct
+    statuses), so a cycle takes them all with array operations.
+    """
 
-    def __init__(self, table: NodeTable, log: NominationLog) -> None:
+    __slots__ = (
+        "_distinct",
+        "_epoch",
+        "_intern",
+        "_log",
+        "_own",
+        "_rejected",
+        "_rows_seen",
+        "_seen",
+        "_slot",
+        "_statuses",
+        "_table",
+        "_which",
+    )
+
+    def __init__(
+        self, table: NodeTable, log: NominationLog, intern: Callable[[Status], Status]
+    ) -> None:
         self._table = table
         self._epoch = table.epoch
         self._rows_seen = len(table.changed_rows)
         self._log = log
         self._seen = log.cursor
+        self._intern = intern
         self._statuses: dict[str, Status] = {}
-        self._own: str | None = None
+        self._own: int | None = None
+        """The table row of the node the cycle's pod is nominated to."""
+        n = len(table)
+        self._rejected: BoolArray = np.zeros(n, dtype=np.bool_)
+        self._which: IntArray = np.zeros(n, dtype=np.int64)
+        self._distinct: list[Status] = []
+        self._slot: dict[int, int] = {}
+        """Index into ``_distinct`` by the status object's id (statuses are interned)."""
 
-    def _catch_up(self, table: NodeTable, log: NominationLog, own: str | None) -> bool:
+    def _catch_up(self, table: NodeTable, log: NominationLog) -> bool:
         """Forget the verdicts on nodes changed since the last cycle; False when the logs
         do not tell (another table, a new epoch, a log that does not reach back)."""
         if table is not self._table or log is not self._log or table.epoch != self._epoch:
             return False
         changed = log.changed_since(self._seen)
-        if changed is None:
+        if changed is None or len(self._distinct) > _KEYS_LIMIT:
             return False
         statuses = self._statuses
         if statuses:
+            index, rejected = table.index, self._rejected
             for name in changed:
-                statuses.pop(name, None)
+                if statuses.pop(name, None) is not None:
+                    row = index.get(name)
+                    if row is not None:
+                        rejected[row] = False
             names = table.names
             for row in table.changed_rows[self._rows_seen :]:
                 statuses.pop(names[row], None)
+                rejected[row] = False
         self._seen = log.cursor
         self._rows_seen = len(table.changed_rows)
-        self._own = own
         return True
+
+    def _start(self, own: str | None) -> None:
+        self._own = None if own is None else self._table.index.get(own)
 
     def get(self, name: str) -> Status | None:
         """The kept verdict on the node, if any."""
-        return None if name == self._own else self._statuses.get(name)
+        if self._own is not None and self._table.index.get(name) == self._own:
+            return None
+        return self._statuses.get(name)
 
-    def keep(self, name: str, status: Status) -> None:
+    def keep(self, name: str, status: Status) -> Status:
         """Keep the verdict just made on the node (not on the pod's own nominated node,
-        not an error)."""
-        if name != self._own and status.code is not Code.ERROR:
-            self._statuses[name] = status
+        not an error); returns it, or the kept equal object."""
+        row = self._table.index.get(name)
+        if row is None or row == self._own or status.code is Code.ERROR:
+            return status
+        status = self._intern(status)
+        self._statuses[name] = status
+        if not status.is_success:
+            slot = self._slot.get(id(status))
+            if slot is None:
+                slot = self._slot[id(status)] = len(self._distinct)
+                self._distinct.append(status)
+            self._rejected[row] = True
+            self._which[row] = slot
+        return status
+
+    def rejected_at(self, order: IntArray, special: BoolArray) -> BoolArray:
+        """Per position of ``order`` (table rows) whether a kept rejection decides it:
+        among the ``special`` positions (the nodes holding nominated pods), not the
+        pod's own nominated node."""
+        own = self._own
+        if own is None or not self._rejected[own]:
+            decided: BoolArray = self._rejected[order]
+        else:
+            self._rejected[own] = False
+            decided = self._rejected[order]
+            self._rejected[own] = True
+        decided &= special
+        return decided
+
+    def merge(
+        self,
+        positions: IntArray,
+        which: IntArray,
+        distinct: list[Status],
+        decided: IntArray,
+        order: IntArray,
+    ) -> tuple[IntArray, IntArray]:
+        """Add the kept rejections at the ``decided`` positions to a batch pass's
+        rejections (``positions`` ascending, disjoint from them; per position the index
+        of its status in ``distinct``), keeping position order. The statuses they use
+        join ``distinct`` (each object once)."""
+        kept = self._which[order[decided]]
+        used = np.unique(kept)
+        known = {id(s): k for k, s in enumerate(distinct)}
+        renumber = np.zeros(len(self._distinct), dtype=np.int64)
+        for slot in used.tolist():
+            status = self._distinct[slot]
+            k = known.get(id(status))
+            if k is None:
+                k = known[id(status)] = len(distinct)
+                distinct.append(status)
+            renumber[slot] = k
+        all_positions = np.concatenate((positions, decided))
+        by_position = np.argsort(all_positions, kind="stable")
+        merged = np.concatenate((which, renumber[kept]))
+        return all_positions[by_position], merged[by_position]
 
 
 class _Marks:
@@ -218,17 +307,22 @@ class NominatedVerdicts:
         key = self.key(state, pod, filters) if log is not None else None
         if key is None or log is None:
             return None
-        own = log.node_of(pod.uid)
         try:
             sweep = self._sweeps.get(key)
         except TypeError:  # an unhashable part
             return None
-        if sweep is None or not sweep._catch_up(table, log, own):
+        if sweep is None or not sweep._catch_up(table, log):
             if len(self._sweeps) >= _SWEEPS_LIMIT:
                 self._sweeps.clear()
-            sweep = self._sweeps[key] = Sweep(table, log)
-            sweep._own = own
+            sweep = self._sweeps[key] = Sweep(table, log, self._intern_status)
+        sweep._start(log.node_of(pod.uid))
         return sweep
+
+    def _intern_status(self, status: Status) -> Status:
+        """The kept status equal to ``status`` (equal verdicts share one object)."""
+        if len(self._statuses) >= _KEYS_LIMIT:
+            self._statuses.clear()
+        return self._statuses.setdefault(status, status)
 
     def nominated_rows(self, table: NodeTable, nodes: Collection[str]) -> BoolArray:
         """Per table row whether the node is in ``nodes``: kept and brought up to date
@@ -314,9 +408,7 @@ class NominatedVerdicts:
     ) -> None:
         if len(self._entries) >= _LIMIT:
             self._entries.clear()
-        if len(self._statuses) >= _KEYS_LIMIT:
-            self._statuses.clear()
-        status = self._statuses.setdefault(status, status)
+        status = self._intern_status(status)
         uids = frozenset(p.pod.uid for p in nominated)
         self._entries[node.name] = _Verdict(
             node,

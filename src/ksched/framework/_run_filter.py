@@ -413,6 +413,7 @@ class FilterRunner(FrameworkBase):
         found: dict[int, Status] = {}
         rejecting: set[str] = set()
         error: Status | None = None
+        decided: IntArray | None = None  # nominated nodes' positions a kept rejection decides
         if not per_node and special is None:
             passing = np.flatnonzero(ok)
             if 0 < limit <= len(passing):
@@ -442,6 +443,11 @@ class FilterRunner(FrameworkBase):
                 sweep = self._nominated_verdicts.sweep(
                     state, pod, self._filter_plugins, table, nominated_nodes
                 )
+                if sweep is not None and not per_node:
+                    # Kept rejections are taken as arrays; other nominated nodes one by one.
+                    decided_mask = sweep.rejected_at(order, special)
+                    candidates = candidates & ~decided_mask
+                    decided = np.flatnonzero(decided_mask)
             for pos in np.flatnonzero(candidates).tolist():
                 info = infos[order[pos]]
                 if special is not None and special[pos]:
@@ -454,7 +460,7 @@ class FilterRunner(FrameworkBase):
                             state, pod, info, nominated_for(info.name)
                         )
                         if sweep is not None:
-                            sweep.keep(info.name, status)
+                            status = sweep.keep(info.name, status)
                 else:
                     status = run_filters_sync(per_node, state, pod, info)
                 if status.is_success:
@@ -490,6 +496,10 @@ class FilterRunner(FrameworkBase):
                 batch_pos, which, distinct = self._batch_rejections(
                     state, pod, table, order, rejected, masks
                 )
+                if decided is not None and len(decided):
+                    assert sweep is not None
+                    decided = decided[decided < processed]
+                    batch_pos, which = sweep.merge(batch_pos, which, distinct, decided, order)
                 if found:  # nominated nodes judged one by one: merge in position order
                     batch_pos, which = _merge_found(batch_pos, which, distinct, found)
                 statuses = NodeToStatus.of_rows(
