@@ -6,7 +6,7 @@ import random
 
 import numpy as np
 
-from ksched.framework import NodeInfo
+from ksched.framework import Code, CycleState, NodeInfo, Status
 from ksched.framework._nominated_verdicts import NominatedVerdicts
 from ksched.framework._table import NodeTable
 from ksched.queue._nominator import Nominator
@@ -40,3 +40,33 @@ def test_a_plain_collection_is_read_afresh() -> None:
     verdicts = NominatedVerdicts()
     assert verdicts.nominated_rows(table, {"n1", "x"}).tolist() == [False, True, False]
     assert verdicts.nominated_rows(table, ["n2"]).tolist() == [False, False, True]
+
+
+def test_sweep_merge_keeps_position_order() -> None:
+    """Kept rejections merged into a batch pass's rejections: by position, each status
+    object once in ``distinct``, only the statuses used."""
+    table = NodeTable([NodeInfo.of(make_node(f"n{i}").obj()) for i in range(8)])
+    nominator = Nominator()
+    for i in (1, 4, 6):
+        nominator.add(make_pod(f"p{i}").obj(), f"n{i}")
+    verdicts = NominatedVerdicts()
+    pod = make_pod("x").obj()
+    sweep = verdicts.sweep(CycleState(), pod, [], table, nominator.nodes())
+    assert sweep is not None
+    a = Status(Code.UNSCHEDULABLE, ("a",), plugin="P")
+    b = Status(Code.UNSCHEDULABLE, ("b",), plugin="P")
+    unused = Status(Code.UNSCHEDULABLE, ("c",), plugin="P")
+    sweep.keep("n6", unused)
+    for name, status in (("n1", a), ("n4", b), ("n6", a)):
+        assert sweep.keep(name, status) is status
+    order = np.array([3, 4, 5, 6, 7, 0, 1, 2])  # rotated from row 3
+    special = np.isin(order, [1, 4, 6])
+    decided = np.flatnonzero(sweep.rejected_at(order, special))
+    assert decided.tolist() == [1, 3, 6]
+    batch = Status(Code.UNSCHEDULABLE, ("batch",), plugin="Q")
+    distinct = [batch, b]
+    batch_pos, batch_which = np.array([0, 2, 7]), np.array([0, 1, 0])
+    positions, which = sweep.merge(batch_pos, batch_which, distinct, decided, order)
+    assert positions.tolist() == [0, 1, 2, 3, 6, 7]
+    assert [distinct[k] for k in which.tolist()] == [batch, b, b, a, a, batch]
+    assert distinct == [batch, b, a]

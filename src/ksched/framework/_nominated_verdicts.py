@@ -219,8 +219,10 @@ class Sweep:
         rejections (``positions`` ascending, disjoint from them; per position the index
         of its status in ``distinct``), keeping position order. The statuses they use
         join ``distinct`` (each object once)."""
+        if not len(decided):
+            return positions, which
         kept = self._which[order[decided]]
-        used = np.unique(kept)
+        used = np.bincount(kept, minlength=len(self._distinct)).nonzero()[0]
         known = {id(s): k for k, s in enumerate(distinct)}
         renumber = np.zeros(len(self._distinct), dtype=np.int64)
         for slot in used.tolist():
@@ -230,10 +232,13 @@ class Sweep:
                 k = known[id(status)] = len(distinct)
                 distinct.append(status)
             renumber[slot] = k
-        all_positions = np.concatenate((positions, decided))
-        by_position = np.argsort(all_positions, kind="stable")
-        merged = np.concatenate((which, renumber[kept]))
-        return all_positions[by_position], merged[by_position]
+        # Both position lists are ascending and disjoint: scatter them by position.
+        size = max(int(positions[-1]) if len(positions) else -1, int(decided[-1])) + 1
+        at = np.full(size, -1, dtype=np.int64)
+        at[positions] = which
+        at[decided] = renumber[kept]
+        merged = np.flatnonzero(at >= 0)
+        return merged, at[merged]
 
 
 class _Marks:
