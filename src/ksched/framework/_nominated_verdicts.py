@@ -193,6 +193,11 @@ class Sweep:
             self._which[row] = slot
         return status
 
+    @property
+    def rejects(self) -> bool:
+        """Whether a rejection was ever kept (else :meth:`rejected_at` finds none)."""
+        return bool(self._distinct)
+
     def rejected_at(self, order: IntArray, special: BoolArray) -> BoolArray:
         """Per position of ``order`` (table rows) whether a kept rejection decides it:
         among the ``special`` positions (the nodes holding nominated pods), not the

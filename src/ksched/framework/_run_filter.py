@@ -443,7 +443,7 @@ class FilterRunner(FrameworkBase):
                 sweep = self._nominated_verdicts.sweep(
                     state, pod, self._filter_plugins, table, nominated_nodes
                 )
-                if sweep is not None and not per_node:
+                if sweep is not None and not per_node and sweep.rejects:
                     # Kept rejections are taken as arrays; other nominated nodes one by one.
                     decided_mask = sweep.rejected_at(order, special)
                     candidates = candidates & ~decided_mask
