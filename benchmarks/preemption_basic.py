@@ -18,8 +18,8 @@ medians of ``--repeat`` runs.
 ``--ab A_SRC B_SRC`` compares two source trees in one interleaved run: each run is its
 own process (``PYTHONPATH`` set to the tree's ``src``), A and B alternating (A B, B A,
 ...) for ``--rounds`` rounds; it reports per tree the medians and min-max of pods/s, pods
-per CPU second and the failed-attempt p50, the child's CPU seconds from ``os.wait4``, and
-the B/A ratios of the medians.
+per CPU second and the failed-attempt p50, the child's CPU seconds from ``os.wait4``, the
+B/A ratios of the medians, and the median and min-max of each round's own B/A.
 
     python benchmarks/preemption_basic.py --nodes 5000 --init-pods 20000 --pods 500 \
         --ab /tmp/base/src src --rounds 3
@@ -225,6 +225,15 @@ def run_ab(args: argparse.Namespace) -> dict[str, Any]:
             }
         a, b = cell["A"]["median"], cell["B"]["median"]
         cell["ratio_B_over_A"] = b / a if a else None
+        # Each round's own B/A (its two runs ran back to back): a load that comes and
+        # goes on a shared machine moves both sides of a pair alike.
+        paired = [rb[key] / ra[key] for ra, rb in zip(runs["A"], runs["B"], strict=True) if ra[key]]
+        if paired:
+            cell["paired_ratio_B_over_A"] = {
+                "median": statistics.median(paired),
+                "min": min(paired),
+                "max": max(paired),
+            }
         summary[key] = cell
     return {
         **_header(args),

@@ -28,7 +28,7 @@ from trio.testing import MockClock
 from ksched import FitError, InMemoryCluster, Scheduler, parse_config
 from ksched.api import LabelSelector, ObjectMeta, Pod, PodDisruptionBudget
 from ksched.framework import CycleState, NodeToStatus, PodInfo
-from ksched.framework._nominated_verdicts import NominatedVerdicts
+from ksched.framework._nominated_verdicts import NominatedVerdicts, Sweep
 from ksched.plugins import default_preemption
 from ksched.plugins.default_preemption import (
     Candidate,
@@ -352,13 +352,20 @@ async def _sequence(
 
         patch.setattr(DefaultPreemption, "dry_run_preemption", recording)
         kept_verdict = NominatedVerdicts.get
+        swept_verdict = Sweep.get
 
         def counting_verdicts(self: NominatedVerdicts, *args: Any) -> Any:
             status = kept_verdict(self, *args)
             counts["verdicts_kept"] += status is not None
             return status
 
+        def counting_swept(self: Sweep, name: str) -> Any:
+            status = swept_verdict(self, name)
+            counts["verdicts_kept"] += status is not None
+            return status
+
         patch.setattr(NominatedVerdicts, "get", counting_verdicts)
+        patch.setattr(Sweep, "get", counting_swept)
         by_fit = DefaultPreemption._dry_run_by_fit
         reprieve = default_preemption._dry_run.FitBound.reprieve
 

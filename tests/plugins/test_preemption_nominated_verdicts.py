@@ -18,7 +18,7 @@ import pytest
 from ksched import FitError, InMemoryCluster, Scheduler
 from ksched.api import Pod
 from ksched.framework import CycleState
-from ksched.framework._nominated_verdicts import NominatedVerdicts
+from ksched.framework._run_filter import FilterRunner
 from ksched.testing import make_node, make_pod
 
 pytestmark = pytest.mark.anyio
@@ -34,40 +34,48 @@ def _cluster() -> InMemoryCluster:
     return cluster
 
 
+def _counting_runs(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Counts, in its last item, the two-pass Filter runs on nominated nodes (the verdicts
+    made, not read back)."""
+    runs = [0]
+    run = FilterRunner._filter_with_nominated_sync
+
+    def counting(self: FilterRunner, *args: Any) -> Any:
+        runs[-1] += 1
+        return run(self, *args)
+
+    monkeypatch.setattr(FilterRunner, "_filter_with_nominated_sync", counting)
+    return runs
+
+
 async def _cycles(
     cluster: InMemoryCluster, pod: Pod, monkeypatch: pytest.MonkeyPatch, *, metrics: bool = False
-) -> tuple[list[bool], list[Any]]:
-    """Two cycles of ``pod``: whether each nominated-node check read a kept verdict, and
-    the Filter statuses of both."""
-    hits: list[bool] = []
-    get = NominatedVerdicts.get
-
-    def counting(self: NominatedVerdicts, *args: Any) -> Any:
-        status = get(self, *args)
-        hits.append(status is not None)
-        return status
-
-    monkeypatch.setattr(NominatedVerdicts, "get", counting)
+) -> tuple[list[int], list[Any]]:
+    """Two cycles of ``pod``: per cycle the two-pass Filter runs on the nominated node,
+    and the Filter statuses."""
+    runs = _counting_runs(monkeypatch)
     scheduler = Scheduler(cluster=cluster, seed=1)
     fw = scheduler.frameworks["default-scheduler"]
     assert [p.pod.name for p in scheduler.queue.nominated_pods_for_node("n0")] == ["nom"]
     outcomes = []
-    for _ in range(2):
+    for step in range(2):
+        if step:
+            runs.append(0)
         scheduler.cache.update_snapshot(scheduler.snapshot)
         state = CycleState()
         state.record_plugin_metrics = metrics
         found = await scheduler._schedule_pod(fw, state, pod, None)
         assert isinstance(found, FitError)
         outcomes.append([(n, s.code, s.reasons, s.plugin) for n, s in found.statuses.items()])
-    return hits, outcomes
+    return runs, outcomes
 
 
 async def test_second_cycle_reads_the_kept_verdict(monkeypatch: pytest.MonkeyPatch) -> None:
     cluster = _cluster()
     pod = make_pod("p").priority(50).req(cpu="1", memory="1Gi").obj()
     cluster.apply(pod)
-    hits, outcomes = await _cycles(cluster, pod, monkeypatch)
-    assert hits == [False, True]
+    runs, outcomes = await _cycles(cluster, pod, monkeypatch)
+    assert runs == [1, 0]
     assert outcomes[0] == outcomes[1]
     # n0 holds 3 cpu and the 1-cpu nominated pod: the first pass rejects it.
     assert ("n0", outcomes[0][0][1], ("Insufficient cpu",), "NodeResourcesFit") in outcomes[0]
@@ -80,8 +88,8 @@ async def test_filters_reading_other_nodes_run_both_passes(
     pod = make_pod("p").priority(50).req(cpu="1", memory="1Gi")
     pod = pod.pod_affinity("kubernetes.io/hostname", {"app": "x"}, anti=True).obj()
     cluster.apply(pod)
-    hits, outcomes = await _cycles(cluster, pod, monkeypatch)
-    assert hits == []
+    runs, outcomes = await _cycles(cluster, pod, monkeypatch)
+    assert runs == [1, 1]
     assert outcomes[0] == outcomes[1]
 
 
@@ -89,33 +97,74 @@ async def test_timed_plugin_calls_run_both_passes(monkeypatch: pytest.MonkeyPatc
     cluster = _cluster()
     pod = make_pod("p").priority(50).req(cpu="1", memory="1Gi").obj()
     cluster.apply(pod)
-    hits, _ = await _cycles(cluster, pod, monkeypatch, metrics=True)
-    assert hits == []
+    runs, _ = await _cycles(cluster, pod, monkeypatch, metrics=True)
+    assert runs == [1, 1]
 
 
 async def test_a_changed_node_is_filtered_again(monkeypatch: pytest.MonkeyPatch) -> None:
     cluster = _cluster()
     pod = make_pod("p").priority(50).req(cpu="1", memory="1Gi").obj()
     cluster.apply(pod)
-    hits: list[bool] = []
-    get = NominatedVerdicts.get
-
-    def counting(self: NominatedVerdicts, *args: Any) -> Any:
-        status = get(self, *args)
-        hits.append(status is not None)
-        return status
-
-    monkeypatch.setattr(NominatedVerdicts, "get", counting)
+    runs = _counting_runs(monkeypatch)
     scheduler = Scheduler(cluster=cluster, seed=1)
     fw = scheduler.frameworks["default-scheduler"]
     assert [p.pod.name for p in scheduler.queue.nominated_pods_for_node("n0")] == ["nom"]
     verdicts = []
     for step in range(2):
         if step == 1:  # the low pod on n0 goes: the node now fits both pods
+            runs.append(0)
             await cluster.evict(cluster.get_pod("default/low0"))  # type: ignore[arg-type]
         scheduler.cache.update_snapshot(scheduler.snapshot)
         found = await scheduler._schedule_pod(fw, CycleState(), pod, None)
         verdicts.append(found)
-    assert hits == [False, False]
+    assert runs == [1, 1]
     assert isinstance(verdicts[0], FitError)
     assert verdicts[1] == "n0"
+
+
+async def test_a_nominated_pod_back_from_flight_counts_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """While "nom" is in flight the queue hands it out bare (upstream: not in the queue,
+    name only), so it does not count on n0 and "p" fits there. Back in the queue it
+    counts again: an equal pod after it must not read the verdict kept meanwhile."""
+    cluster = _cluster()
+    pods = [make_pod(f"p{i}").priority(50).req(cpu="1", memory="1Gi").obj() for i in range(2)]
+    for pod in pods:
+        cluster.apply(pod)
+    runs = _counting_runs(monkeypatch)
+    scheduler = Scheduler(cluster=cluster, seed=1)
+    fw = scheduler.frameworks["default-scheduler"]
+    scheduler.cache.update_snapshot(scheduler.snapshot)
+    popped = await scheduler.queue.pop()
+    assert popped.pod.name == "nom"  # the highest priority first: now in flight
+    found = await scheduler._schedule_pod(fw, CycleState(), pods[0], None)
+    assert found == "n0"
+    popped.unschedulable_plugins = {"NodeResourcesFit"}
+    scheduler.queue.add_unschedulable_if_not_present(popped, scheduler.queue.scheduling_cycle)
+    assert [p.pod.name for p in scheduler.queue.nominated_pods_for_node("n0")] == ["nom"]
+    found = await scheduler._schedule_pod(fw, CycleState(), pods[1], None)
+    assert isinstance(found, FitError)
+    assert found.statuses.get("n0").reasons == ("Insufficient cpu",)
+    assert runs == [2]
+
+
+async def test_a_nominated_pod_popped_into_flight_counts_no_more(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The other way round: the verdict kept while "nom" waits in the queue is not read
+    once it is in flight (handed out bare)."""
+    cluster = _cluster()
+    pods = [make_pod(f"p{i}").priority(50).req(cpu="1", memory="1Gi").obj() for i in range(2)]
+    for pod in pods:
+        cluster.apply(pod)
+    runs = _counting_runs(monkeypatch)
+    scheduler = Scheduler(cluster=cluster, seed=1)
+    fw = scheduler.frameworks["default-scheduler"]
+    scheduler.cache.update_snapshot(scheduler.snapshot)
+    found = await scheduler._schedule_pod(fw, CycleState(), pods[0], None)
+    assert isinstance(found, FitError)
+    popped = await scheduler.queue.pop()
+    assert popped.pod.name == "nom"
+    assert await scheduler._schedule_pod(fw, CycleState(), pods[1], None) == "n0"
+    assert runs == [2]

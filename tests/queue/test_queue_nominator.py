@@ -45,3 +45,35 @@ def test_delete_keeps_other_pods_in_order() -> None:
     n.delete(pods[1])
     n.delete(pods[1])
     assert [r.name for r in n.for_node("node1")] == ["p0", "p2"]
+
+
+def test_changed_nodes_are_logged() -> None:
+    """Every change to a node's nominated pods, and every touch of a nominated pod (the
+    queue hands it out differently), names the node in the log."""
+    n = Nominator()
+    nodes = n.nodes()
+    start = nodes.cursor
+    p, q = make_pod("p").obj(), make_pod("q").obj()
+    n.add(p, "node1")
+    n.add(q, "node2")
+    n.add(p, "node3")  # moves: both nodes change
+    n.touch(q.uid)
+    n.touch("default/unknown")  # not nominated: nothing to log
+    n.delete(q)
+    assert nodes.changed_since(start) == ["node1", "node2", "node1", "node3", "node2", "node2"]
+    assert nodes.changed_since(nodes.cursor) == []
+    assert set(nodes) == {"node3"} and "node3" in nodes and nodes.node_of(p.uid) == "node3"
+
+
+def test_a_reader_behind_the_trimmed_log_is_told_to_start_over() -> None:
+    n = Nominator()
+    nodes = n.nodes()
+    start = nodes.cursor
+    p = make_pod("p").obj()
+    for i in range(5000):
+        n.add(p, f"node{i % 7}")
+    assert nodes.changed_since(start) is None
+    recent = nodes.cursor - 10
+    assert nodes.changed_since(recent) is not None
+    assert len(nodes.changed_since(recent) or ()) == 10
+    assert nodes.changed_since(nodes.cursor + 1) is None

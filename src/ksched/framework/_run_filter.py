@@ -405,12 +405,7 @@ class FilterRunner(FrameworkBase):
         ok = mask[order]
         special: BoolArray | None = None
         if has_nominated:
-            marked = np.zeros(len(table), dtype=np.bool_)
-            for name in nominated_nodes:
-                row = table.index.get(name)
-                if row is not None:
-                    marked[row] = True
-            special = marked[order]
+            special = self._nominated_verdicts.nominated_rows(table, nominated_nodes)[order]
             if not special.any():
                 special = None
         infos = table.infos
@@ -418,6 +413,7 @@ class FilterRunner(FrameworkBase):
         found: dict[int, Status] = {}
         rejecting: set[str] = set()
         error: Status | None = None
+        decided: IntArray | None = None  # nominated nodes' positions a kept rejection decides
         if not per_node and special is None:
             passing = ok.nonzero()[0]
             if 0 < limit <= len(passing):
@@ -442,13 +438,29 @@ class FilterRunner(FrameworkBase):
         else:
             processed = n
             candidates = ok if special is None else ok | special
+            sweep = None
+            if special is not None and self.verdict_cache:
+                sweep = self._nominated_verdicts.sweep(
+                    state, pod, self._filter_plugins, table, nominated_nodes
+                )
+                if sweep is not None and not per_node and sweep.rejects:
+                    # Kept rejections are taken as arrays; other nominated nodes one by one.
+                    decided_mask = sweep.rejected_at(order, special)
+                    candidates = candidates & ~decided_mask
+                    decided = decided_mask.nonzero()[0]
             for pos in candidates.nonzero()[0].tolist():
                 info = infos[order[pos]]
                 if special is not None and special[pos]:
                     assert nominated_for is not None
-                    status = self.run_filter_with_nominated_pods_sync(
-                        state, pod, info, nominated_for(info.name)
-                    )
+                    swept = sweep.get(info.name) if sweep is not None else None
+                    if swept is not None:
+                        status = swept
+                    else:
+                        status = self.run_filter_with_nominated_pods_sync(
+                            state, pod, info, nominated_for(info.name)
+                        )
+                        if sweep is not None:
+                            status = sweep.keep(info.name, status)
                 else:
                     status = run_filters_sync(per_node, state, pod, info)
                 if status.is_success:
@@ -484,6 +496,10 @@ class FilterRunner(FrameworkBase):
                 batch_pos, which, distinct = self._batch_rejections(
                     state, pod, table, order, rejected, masks
                 )
+                if decided is not None and len(decided):
+                    assert sweep is not None
+                    decided = decided[decided < processed]
+                    batch_pos, which = sweep.merge(batch_pos, which, distinct, decided, order)
                 if found:  # nominated nodes judged one by one: merge in position order
                     batch_pos, which = _merge_found(batch_pos, which, distinct, found)
                 statuses = NodeToStatus.of_rows(

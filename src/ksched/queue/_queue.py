@@ -493,6 +493,7 @@ class SchedulingQueue:
         if new_cycle:
             self._cycle += 1
         self._in_flight[uid] = entry
+        self._nominator.touch(uid)  # handed out bare while in flight
         self._marker[uid] = self._log_base + len(self._log)
         self._log.append(uid)
 
@@ -500,6 +501,7 @@ class SchedulingQueue:
         """The pod's attempt (scheduling and binding) is over. Idempotent."""
         if self._in_flight.pop(uid, None) is None:
             return
+        self._nominator.touch(uid)  # handed out as queued again (or gone)
         self._latest.pop(uid, None)
         self._deleted_in_flight.discard(uid)
         mark = self._marker.pop(uid)

@@ -73,6 +73,7 @@ from ._visit_rows import (
     RowPlane,
     VisitRows,
     kind_of,
+    log_of,
     pick_best,
 )
 
@@ -488,9 +489,28 @@ class DefaultPreemption:
         needed, as the node-by-node visit gives them."""
         nodes = table.infos
         n = len(nodes)
-        kinds = plane.kinds()
         index = table.index
-        if nominated_names:  # nominated pods change the outcome: visit those nodes
+        log = log_of(nominated_names)
+        own: str | None = None
+        if log is not None:
+            # Rows whose nominated pods changed since are forgotten; the node the pod is
+            # nominated to itself is visited (its own nomination changes the outcome).
+            changed = log.changed_since(plane.seen) if plane.log is log else None
+            if changed is None:
+                plane.forget_all()
+            else:
+                plane.forget(changed, index)
+            plane.log, plane.seen = log, log.cursor
+            own = log.node_of(pod.uid)
+        elif plane.log is not None:
+            plane.forget_all()
+            plane.log = None
+        kinds = plane.kinds()
+        if log is not None:
+            row_of_own = index.get(own) if own is not None else None
+            if row_of_own is not None:
+                kinds[row_of_own] = UNKNOWN
+        elif nominated_names:  # nominated pods change the outcome: visit those nodes
             get = index.get
             marked = [row for row in map(get, nominated_names) if row is not None]
             kinds[marked] = UNKNOWN
@@ -510,7 +530,7 @@ class DefaultPreemption:
             outcome = visit_by_fit(node)
             if outcome is None:
                 outcome = await self._dry_run_node(state, pod, node, (), ctx)
-            elif node.name not in nominated_names:
+            elif node.name != own if log is not None else node.name not in nominated_names:
                 entry = entries.get(node.name)
                 if entry is not None and entry.outcome is outcome and entry.now is None:
                     plane.store(row, node.generation, outcome)

@@ -10,12 +10,17 @@ the NodeInfo it was decided on: one comparison with the table's generation colum
 which rows still hold (a generation names one version of one node). Finding the first
 candidates from the offset, and the best of them, are then array operations.
 
-Only outcomes decided by the Fit comparisons on a node with no nominated pods, without
-disruption budgets and independent of the clock are kept here; every other node is
-visited as before.
+Only outcomes decided by the Fit comparisons, without disruption budgets and independent
+of the clock are kept here. A node with nominated pods is kept too when the nominator
+logs its changes (the queue's collection of nominated nodes does): a row whose nominated
+pods changed since is forgotten, as is, for each preemptor, the node it is itself
+nominated to. Without such a log those nodes are visited every time.
 """
 
 from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from typing import Protocol
 
 import numpy as np
 
@@ -23,7 +28,17 @@ from ...framework import NodeTable
 from ._candidates import Candidate, Victims, rank_of
 from ._visit_cache import Outcome
 
-__all__ = ["CANDIDATE", "FAILED", "PASSED", "UNKNOWN", "RowPlane", "VisitRows", "kind_of"]
+__all__ = [
+    "CANDIDATE",
+    "FAILED",
+    "PASSED",
+    "UNKNOWN",
+    "NominationLog",
+    "RowPlane",
+    "VisitRows",
+    "kind_of",
+    "log_of",
+]
 
 UNKNOWN, CANDIDATE, FAILED, PASSED = 0, 1, 2, 3
 """What a row holds: nothing kept, a candidate, a failure status, passed over."""
@@ -31,6 +46,25 @@ UNKNOWN, CANDIDATE, FAILED, PASSED = 0, 1, 2, 3
 _PLANES_LIMIT = 16
 _NO_GENERATION = np.iinfo(np.int64).min
 _NO_CANDIDATE = Candidate("", Victims(()))
+
+
+class NominationLog(Protocol):
+    """The nominator's log of changed nodes, as the queue's collection of nominated node
+    names keeps it (see ``ksched.queue``'s nominator)."""
+
+    @property
+    def cursor(self) -> int: ...
+
+    def changed_since(self, cursor: int) -> Sequence[str] | None: ...
+
+    def node_of(self, uid: str) -> str | None: ...
+
+
+def log_of(names: Collection[str]) -> NominationLog | None:
+    """``names`` (the handle's nominated node names) as a log, when it keeps one."""
+    if hasattr(type(names), "changed_since"):
+        return names  # type: ignore[return-value]  # it has the log's methods
+    return None
 
 
 def kind_of(outcome: Outcome) -> int:
@@ -50,7 +84,9 @@ class RowPlane:
         "earliest",
         "generation",
         "kind",
+        "log",
         "outcomes",
+        "seen",
         "top",
         "total",
         "unstarted",
@@ -71,6 +107,21 @@ class RowPlane:
         self.count = np.zeros(n, dtype=np.int64)
         self.earliest = np.zeros(n, dtype=np.float64)
         self.unstarted = np.zeros(n, dtype=np.bool_)
+        self.log: NominationLog | None = None
+        """The nominator's log the kept rows follow (None: no row with nominated pods kept)."""
+        self.seen = 0
+        """The log's cursor when the rows were last brought up to date."""
+
+    def forget(self, names: Iterable[str], index: Mapping[str, int]) -> None:
+        """Forget the outcomes kept on these nodes."""
+        generation = self.generation
+        for name in names:
+            row = index.get(name)
+            if row is not None:
+                generation[row] = _NO_GENERATION
+
+    def forget_all(self) -> None:
+        self.generation.fill(_NO_GENERATION)
 
     def kinds(self) -> np.ndarray[tuple[int], np.dtype[np.int8]]:
         """Per row the kept kind, UNKNOWN where the node changed since."""
