@@ -32,6 +32,7 @@ samples every N-th attempt, to keep the profiler's overhead off the rest); read 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import cProfile
 import json
 import os
@@ -48,6 +49,7 @@ from typing import Any
 import anyio
 
 import ksched
+from ksched._gc import few_collections
 from ksched.testing import make_node, make_pod
 
 RESULTS = Path(__file__).parent / "results"
@@ -252,6 +254,7 @@ def _header(args: argparse.Namespace) -> dict[str, Any]:
         "initPods": args.init_pods,
         "measuredPods": args.pods,
         "backend": args.backend,
+        "gc": getattr(args, "gc", "default"),
         "python": sys.version.split()[0],
         "machine": platform.machine(),
         "cpus": os.cpu_count(),
@@ -286,6 +289,12 @@ def main() -> None:
         help="compare two source trees (their src directories) in one interleaved run",
     )
     parser.add_argument("--rounds", type=int, default=3, help="A/B rounds (with --ab)")
+    parser.add_argument(
+        "--gc",
+        choices=("default", "few"),
+        default="default",
+        help="few: rare cyclic garbage collections, as ksched bench and ksched simulate run",
+    )
     args = parser.parse_args()
     if args.ab is not None:
         report = run_ab(args)
@@ -296,19 +305,20 @@ def main() -> None:
         sys.stdout.write("\n")
         return
     profiler = cProfile.Profile() if args.profile is not None else None
-    runs = [
-        anyio.run(
-            run_once,
-            args.nodes,
-            args.init_pods,
-            args.pods,
-            i,
-            profiler,
-            args.profile_every,
-            backend=args.backend,
-        )
-        for i in range(args.repeat)
-    ]
+    with few_collections() if args.gc == "few" else contextlib.nullcontext():
+        runs = [
+            anyio.run(
+                run_once,
+                args.nodes,
+                args.init_pods,
+                args.pods,
+                i,
+                profiler,
+                args.profile_every,
+                backend=args.backend,
+            )
+            for i in range(args.repeat)
+        ]
     if profiler is not None:
         profiler.dump_stats(args.profile)
     result: dict[str, Any] = {
