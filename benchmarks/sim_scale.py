@@ -139,6 +139,19 @@ def run_shape(
     return result
 
 
+def machine_header() -> dict[str, Any]:
+    """Python version, machine and CPU count, at the head of every result file."""
+    return {"python": sys.version.split()[0], "machine": platform.machine(), "cpus": os.cpu_count()}
+
+
+def write_result(result: dict[str, Any], out: str) -> None:
+    """Print ``result`` as JSON and write it to ``out`` (unless empty)."""
+    text = json.dumps(result, indent=2)
+    if out:
+        Path(out).write_text(text + "\n")
+    print(text)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--shape", choices=[*SHAPES, "all"], default="all")
@@ -153,21 +166,14 @@ def main() -> None:
     args = parser.parse_args()
     shapes = ["small", "large"] if args.shape == "all" else [args.shape]
     outputs = [o for o in args.outputs.split(",") if o]
-    result: dict[str, Any] = {
-        "python": sys.version.split()[0],
-        "machine": platform.machine(),
-        "cpus": os.cpu_count(),
-    }
+    result: dict[str, Any] = machine_header()
     if args.out and Path(args.out).exists():
         previous = json.loads(Path(args.out).read_text())
         result["shapes"] = previous.get("shapes", {})
     result.setdefault("shapes", {})
     for name in shapes:
         result["shapes"][name] = run_shape(name, outputs, args.explain_all, args.profile)
-    text = json.dumps(result, indent=2)
-    if args.out:
-        Path(args.out).write_text(text + "\n")
-    print(text)
+    write_result(result, args.out)
 
 
 if __name__ == "__main__":

@@ -10,9 +10,7 @@ on a shared machine.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import platform
 import statistics
 import sys
 import tempfile
@@ -20,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
-from sim_scale import SHAPES, generate, measure
+from sim_scale import SHAPES, generate, machine_header, measure, write_result
 
 HERE = Path(__file__).resolve().parent.parent / "src"
 
@@ -66,18 +64,13 @@ def main() -> None:
         )
         summary[output] = med
     result = {
-        "python": sys.version.split()[0],
-        "machine": platform.machine(),
-        "cpus": os.cpu_count(),
+        **machine_header(),
         "shape": {"name": args.shape, **SHAPES[args.shape]},
         "rounds": args.rounds,
         "medians": summary,
         "runs": runs,
     }
-    text = json.dumps(result, indent=2)
-    if args.out:
-        Path(args.out).write_text(text + "\n")
-    print(text)
+    write_result(result, args.out)
 
 
 if __name__ == "__main__":
