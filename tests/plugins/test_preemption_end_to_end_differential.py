@@ -22,34 +22,23 @@ from typing import Any
 import anyio
 import pytest
 import trio
+from _preemption_clusters import full_nodes
 from trio.testing import MockClock
 
 from ksched import InMemoryCluster, Scheduler, SchedulingEvent
 from ksched.framework._nominated_verdicts import Sweep
 from ksched.framework._run_filter import FilterRunner
 from ksched.plugins.default_preemption import DefaultPreemption
-from ksched.testing import make_node, make_pod
+from ksched.testing import make_pod
 
 SEEDS = range(24)
 
 
 def _arrivals(rng: random.Random) -> tuple[list[Any], list[list[Any]]]:
     """The cluster's objects, and the preemptors in waves."""
-    objects: list[Any] = []
-    names = [f"n{i}" for i in range(rng.randint(4, 16))]
-    for name in names:
-        room = rng.choice([2000, 4000, 4000, 8000])
-        objects.append(make_node(name).capacity(cpu=f"{room}m", memory="8Gi", pods=110).obj())
-        j = 0
-        while room > rng.choice([0, 300, 600]):
-            cpu = min(room, rng.choice([500, 900, 1000, 2000]))
-            room -= cpu
-            p = make_pod(f"{name}-p{j}").node(name).priority(rng.choice([0, 0, 5, 50]))
-            objects.append(p.req(cpu=f"{cpu}m", memory="256Mi").start_time(1.0).obj())
-            j += 1
-    for k in range(rng.randint(0, 2)):
-        q = make_pod(f"nom{k}").priority(rng.choice([5, 100])).req(cpu="1", memory="256Mi")
-        objects.append(q.nominated(rng.choice(names)).obj())
+    objects = full_nodes(
+        rng, most_nodes=16, leave_room=[0, 300, 600], started=lambda _, p: p.start_time(1.0)
+    )
     waves = []
     for w in range(rng.randint(1, 3)):
         wave = []

@@ -23,6 +23,7 @@ import random
 from typing import Any
 
 import pytest
+from _preemption_clusters import full_nodes
 from trio.testing import MockClock
 
 from ksched import FitError, InMemoryCluster, Scheduler, parse_config
@@ -288,28 +289,16 @@ async def test_benchmark_shape_takes_the_arithmetic_path(
 # ---- many preemptors in turn: victims kept per node between attempts -----------------------
 
 
+def _sometimes(rng: random.Random, pod: Any) -> Any:
+    """Most running pods have a start time, of a few seconds."""
+    return pod.start_time(float(rng.randint(1, 6))) if rng.random() < 0.8 else pod
+
+
 def _full_cluster(rng: random.Random) -> tuple[list[Any], Pod, dict[str, Any]]:
     """PreemptionBasic's kind, randomised: every node merely short of room (no taints,
     cordons or selectors), running pods of random priorities, requests and start times
     (some not started), a few nominated pods, small candidate counts."""
-    objects: list[Any] = []
-    names = [f"n{i}" for i in range(rng.randint(4, 24))]
-    for name in names:
-        room = rng.choice([2000, 4000, 4000, 8000])
-        objects.append(make_node(name).capacity(cpu=f"{room}m", memory="8Gi", pods=110).obj())
-        j = 0
-        while room > rng.choice([0, 300, 600, 1200]):  # mostly full
-            cpu = min(room, rng.choice([500, 900, 1000, 2000]))
-            room -= cpu
-            p = make_pod(f"{name}-p{j}").node(name).priority(rng.choice([0, 0, 5, 50]))
-            p = p.req(cpu=f"{cpu}m", memory="256Mi")
-            if rng.random() < 0.8:
-                p = p.start_time(float(rng.randint(1, 6)))
-            objects.append(p.obj())
-            j += 1
-    for k in range(rng.randint(0, 2)):
-        q = make_pod(f"nom{k}").priority(rng.choice([5, 100])).req(cpu="1", memory="256Mi")
-        objects.append(q.nominated(rng.choice(names)).obj())
+    objects = full_nodes(rng, most_nodes=24, leave_room=[0, 300, 600, 1200], started=_sometimes)
     args: dict[str, Any] = {
         "minCandidateNodesPercentage": rng.choice([0, 10, 50]),
         "minCandidateNodesAbsolute": rng.choice([1, 2, 3, 100]),

@@ -19,6 +19,7 @@ from ksched import FitError, InMemoryCluster, Scheduler
 from ksched.api import Pod
 from ksched.framework import CycleState
 from ksched.framework._run_filter import FilterRunner
+from ksched.framework._runtime import Framework
 from ksched.testing import make_node, make_pod
 
 pytestmark = pytest.mark.anyio
@@ -122,12 +123,11 @@ async def test_a_changed_node_is_filtered_again(monkeypatch: pytest.MonkeyPatch)
     assert verdicts[1] == "n0"
 
 
-async def test_a_nominated_pod_back_from_flight_counts_again(
+def _two_equal_pods(
     monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """While "nom" is in flight the queue hands it out bare (upstream: not in the queue,
-    name only), so it does not count on n0 and "p" fits there. Back in the queue it
-    counts again: an equal pod after it must not read the verdict kept meanwhile."""
+) -> tuple[Scheduler, Framework, list[Pod], list[int]]:
+    """A scheduler over ``_cluster()`` with two equal pending pods, its snapshot taken,
+    and the count of nominated-node Filter runs."""
     cluster = _cluster()
     pods = [make_pod(f"p{i}").priority(50).req(cpu="1", memory="1Gi").obj() for i in range(2)]
     for pod in pods:
@@ -136,6 +136,16 @@ async def test_a_nominated_pod_back_from_flight_counts_again(
     scheduler = Scheduler(cluster=cluster, seed=1)
     fw = scheduler.frameworks["default-scheduler"]
     scheduler.cache.update_snapshot(scheduler.snapshot)
+    return scheduler, fw, pods, runs
+
+
+async def test_a_nominated_pod_back_from_flight_counts_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """While "nom" is in flight the queue hands it out bare (upstream: not in the queue,
+    name only), so it does not count on n0 and "p" fits there. Back in the queue it
+    counts again: an equal pod after it must not read the verdict kept meanwhile."""
+    scheduler, fw, pods, runs = _two_equal_pods(monkeypatch)
     popped = await scheduler.queue.pop()
     assert popped.pod.name == "nom"  # the highest priority first: now in flight
     found = await scheduler._schedule_pod(fw, CycleState(), pods[0], None)
@@ -154,14 +164,7 @@ async def test_a_nominated_pod_popped_into_flight_counts_no_more(
 ) -> None:
     """The other way round: the verdict kept while "nom" waits in the queue is not read
     once it is in flight (handed out bare)."""
-    cluster = _cluster()
-    pods = [make_pod(f"p{i}").priority(50).req(cpu="1", memory="1Gi").obj() for i in range(2)]
-    for pod in pods:
-        cluster.apply(pod)
-    runs = _counting_runs(monkeypatch)
-    scheduler = Scheduler(cluster=cluster, seed=1)
-    fw = scheduler.frameworks["default-scheduler"]
-    scheduler.cache.update_snapshot(scheduler.snapshot)
+    scheduler, fw, pods, runs = _two_equal_pods(monkeypatch)
     found = await scheduler._schedule_pod(fw, CycleState(), pods[0], None)
     assert isinstance(found, FitError)
     popped = await scheduler.queue.pop()
