@@ -305,6 +305,9 @@ class FrameworkBase:
             except Exception as exc:
                 evaluated.append(call.plugin)
                 return None, fault_status(call.plugin, "PreFilter", exc), set()
+            if out is None:  # the common answer: nothing to narrow, nothing to report
+                evaluated.append(call.plugin)
+                continue
             if isinstance(out, Status) and out.code is Code.SKIP:
                 skipped.add(call.plugin)
                 continue

@@ -33,6 +33,24 @@ _EPOCHS = itertools.count(1)
 _CHANGE_LOG_LIMIT = 1 << 16
 """Rows logged before the log starts over under a new epoch (kept views then rebuild)."""
 
+_AMOUNTS = (
+    "alloc_cpu",
+    "alloc_memory",
+    "alloc_ephemeral",
+    "alloc_pods",
+    "req_cpu",
+    "req_memory",
+    "req_ephemeral",
+    "nonzero_cpu",
+    "nonzero_memory",
+    "pod_count",
+    "free_cpu",
+    "free_memory",
+    "free_ephemeral",
+    "free_pods",
+)
+"""The int64 amount columns, in the order of the lines of ``NodeTable._amounts``."""
+
 _HARD_EFFECTS = frozenset({"NoSchedule", "NoExecute"})
 _SOFT_EFFECT = "PreferNoSchedule"
 
@@ -41,6 +59,7 @@ class NodeTable:
     """Per-node columns aligned with ``infos`` (the snapshot's node list)."""
 
     __slots__ = (
+        "_amounts",
         "_codes",
         "_images",
         "_labels",
@@ -87,21 +106,31 @@ class NodeTable:
         self.names = [info.name for info in infos]
         """Node name per row."""
 
-        def ints() -> IntArray:
-            return np.zeros(n, dtype=np.int64)
-
         def flags() -> BoolArray:
             return np.zeros(n, dtype=np.bool_)
 
-        self.alloc_cpu, self.alloc_memory = ints(), ints()
-        self.alloc_ephemeral, self.alloc_pods = ints(), ints()
-        self.req_cpu, self.req_memory, self.req_ephemeral = ints(), ints(), ints()
-        self.nonzero_cpu, self.nonzero_memory, self.pod_count = ints(), ints(), ints()
-        # allocatable minus requested (and pod slots left), kept with the row: Filter
-        # compares against them without a table-sized temporary per pod.
-        self.free_cpu, self.free_memory, self.free_ephemeral = ints(), ints(), ints()
-        self.free_pods = ints()
-        self.generation = ints()
+        # The amount columns are the lines of one array, so a row is written with one
+        # assignment (update_row), not one per column.
+        self._amounts: npt.NDArray[np.int64] = np.zeros((len(_AMOUNTS), n), dtype=np.int64)
+        (
+            self.alloc_cpu,
+            self.alloc_memory,
+            self.alloc_ephemeral,
+            self.alloc_pods,
+            self.req_cpu,
+            self.req_memory,
+            self.req_ephemeral,
+            self.nonzero_cpu,
+            self.nonzero_memory,
+            self.pod_count,
+            # allocatable minus requested (and pod slots left), kept with the row: Filter
+            # compares against them without a table-sized temporary per pod.
+            self.free_cpu,
+            self.free_memory,
+            self.free_ephemeral,
+            self.free_pods,
+        ) = self._amounts
+        self.generation: IntArray = np.zeros(n, dtype=np.int64)
         """Each row's NodeInfo generation (unique per node version: tells changed rows)."""
         self.unschedulable, self.hard_tainted, self.soft_tainted = flags(), flags(), flags()
         self._scalars: dict[str, tuple[IntArray, IntArray]] = {}
@@ -158,20 +187,23 @@ class NodeTable:
             self._oversized.add(row)
             return
         self._oversized.discard(row)
-        self.alloc_cpu[row] = alloc.milli_cpu
-        self.alloc_memory[row] = alloc.memory
-        self.alloc_ephemeral[row] = alloc.ephemeral_storage
-        self.alloc_pods[row] = alloc.allowed_pod_number
-        self.req_cpu[row] = req.milli_cpu
-        self.req_memory[row] = req.memory
-        self.req_ephemeral[row] = req.ephemeral_storage
-        self.nonzero_cpu[row] = nonzero.milli_cpu
-        self.nonzero_memory[row] = nonzero.memory
-        self.pod_count[row] = len(info.pods)
-        self.free_cpu[row] = alloc.milli_cpu - req.milli_cpu
-        self.free_memory[row] = alloc.memory - req.memory
-        self.free_ephemeral[row] = alloc.ephemeral_storage - req.ephemeral_storage
-        self.free_pods[row] = alloc.allowed_pod_number - len(info.pods)
+        pods = len(info.pods)
+        self._amounts[:, row] = (  # in the order of _AMOUNTS
+            alloc.milli_cpu,
+            alloc.memory,
+            alloc.ephemeral_storage,
+            alloc.allowed_pod_number,
+            req.milli_cpu,
+            req.memory,
+            req.ephemeral_storage,
+            nonzero.milli_cpu,
+            nonzero.memory,
+            pods,
+            alloc.milli_cpu - req.milli_cpu,
+            alloc.memory - req.memory,
+            alloc.ephemeral_storage - req.ephemeral_storage,
+            alloc.allowed_pod_number - pods,
+        )
         for name, (alloc_col, req_col) in self._scalars.items():
             alloc_col[row] = alloc.scalar.get(name, 0)
             req_col[row] = req.scalar.get(name, 0)

@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 import numpy as np
@@ -30,6 +30,7 @@ from ..framework import (
     Status,
     host_ports_signer,
 )
+from ..framework._spec_memo import SpecMemo
 
 __all__ = ["ERR_REASON", "NodePorts", "fits", "host_ports"]
 
@@ -37,14 +38,13 @@ NAME: Final = "NodePorts"
 PRE_FILTER_STATE_KEY: Final = "PreFilter" + NAME
 ERR_REASON: Final = "node(s) didn't have free ports for the requested pod ports"
 ALL_IPS: Final = "0.0.0.0"
+_SKIP: Final = Status(Code.SKIP)
 
 HostPort = tuple[str, str, int]
 """(host IP, protocol, host port)."""
 
 
-def host_ports(pod: Pod) -> tuple[HostPort, ...]:
-    """The host ports ``pod`` binds: sidecar (restartPolicy Always) init containers first,
-    then app containers; ports without a host port are left out."""
+def _host_ports(pod: Pod) -> tuple[HostPort, ...]:
     sidecars = (c for c in pod.spec.init_containers if c.restart_policy == "Always")
     return tuple(
         (p.host_ip, p.protocol, p.host_port)
@@ -53,6 +53,11 @@ def host_ports(pod: Pod) -> tuple[HostPort, ...]:
         for p in c.ports
         if p.host_port > 0
     )
+
+
+host_ports: Callable[[Pod], tuple[HostPort, ...]] = SpecMemo(_host_ports)
+"""The host ports ``pod`` binds: sidecar (restartPolicy Always) init containers first,
+then app containers; ports without a host port are left out (kept per pod spec)."""
 
 
 def _fits_ports(wanted: Sequence[HostPort], in_use: HostPortInfo) -> bool:
@@ -88,7 +93,7 @@ class NodePorts:
     def pre_filter(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
         ports = host_ports(pod)
         if not ports:
-            return Status(Code.SKIP)
+            return _SKIP
         state.write(PRE_FILTER_STATE_KEY, _PreFilterState(ports))
         return None
 
