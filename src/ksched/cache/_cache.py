@@ -277,12 +277,13 @@ class Cache:
 
     # ---- pods -------------------------------------------------------------------------
 
-    def assume_pod(self, pod: Pod) -> None:
-        """Account ``pod`` (with ``spec.node_name`` set) before it is bound."""
+    def assume_pod(self, pod: Pod, pod_info: PodInfo | None = None) -> None:
+        """Account ``pod`` (with ``spec.node_name`` set) before it is bound; ``pod_info``:
+        its PodInfo when the caller has it (else it is made here)."""
         if pod.uid in self._pods:
             raise ValueError(f"pod {pod.key} is already in the cache")
         assert pod.spec.node_name
-        self._add(pod)
+        self._add(pod, pod_info)
         self._pods[pod.uid] = _PodState(pod, assumed=True)
 
     def finish_binding(self, pod: Pod) -> None:
@@ -375,10 +376,10 @@ class Cache:
                 return True
         return False
 
-    def _add(self, pod: Pod) -> None:
+    def _add(self, pod: Pod, pod_info: PodInfo | None = None) -> None:
         assert pod.spec.node_name is not None
         info = self._info_for(pod.spec.node_name)
-        info.add_pod(PodInfo.of(pod))
+        info.add_pod(PodInfo.of(pod) if pod_info is None else pod_info)
         self._touch(info)
 
     def _remove(self, pod: Pod) -> None:

@@ -162,6 +162,22 @@ class PodInfo:
             host_ports=ports,
         )
 
+    def for_copy(self, pod: Pod) -> PodInfo:
+        """This PodInfo for ``pod``, a copy of its pod that differs only in
+        ``spec.nodeName`` (the assumed pod): nothing derived here reads the node name,
+        so the values are shared rather than worked out again."""
+        return PodInfo(
+            pod,
+            self.requests,
+            self.non_zero_cpu,
+            self.non_zero_memory,
+            self.required_affinity_terms,
+            self.required_anti_affinity_terms,
+            self.preferred_affinity_terms,
+            self.preferred_anti_affinity_terms,
+            self.host_ports,
+        )
+
     @property
     def has_affinity(self) -> bool:
         """Has any (anti-)affinity term: goes in ``NodeInfo.pods_with_affinity``."""

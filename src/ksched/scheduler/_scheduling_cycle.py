@@ -180,7 +180,7 @@ class SchedulingCycle(BindingCycle):
             return Failure(found, clear_nomination=True)
         node_name = found
         assumed = assigned(pod, node_name)
-        self.cache.assume_pod(assumed)
+        self.cache.assume_pod(assumed, qpi.pod_info.for_copy(assumed))
         self.queue.delete_nominated_pod_if_exists(pod)
         try:
             done = await self._reserve_and_permit(fw, state, pod, assumed, node_name)
@@ -456,7 +456,7 @@ class SchedulingCycle(BindingCycle):
     def _select_host(self, feasible: Sequence[NodeInfo], totals: IntArray) -> str:
         """The highest total; ties broken uniformly at random (seedable), as upstream's
         reservoir sampling over the top-scored nodes does."""
-        ties = (totals == totals.max()).nonzero()[0]
+        ties = (totals == np.maximum.reduce(totals)).nonzero()[0]  # max() minus its wrapper
         pick = 0 if len(ties) == 1 else self.rng.randrange(len(ties))
         return feasible[int(ties[pick])].name
 
