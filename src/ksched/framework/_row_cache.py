@@ -200,7 +200,8 @@ def _catch_up(kept: _Kept, table: NodeTable, refresh: Callable[[list[int]], bool
     log = table.changed_rows
     if kept.seen == len(log):
         return True
-    rows = sorted(set(log[kept.seen :]))
+    # Usually one row (the node the previous pod went to) since the last look.
+    rows = [log[-1]] if kept.seen == len(log) - 1 else sorted(set(log[kept.seen :]))
     if len(rows) > _MAX_REFRESH or not refresh(rows):
         return False
     kept.seen = len(log)

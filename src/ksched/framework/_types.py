@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping
 import attrs
 
 from ..api import LabelSelector, Node, Pod, PodAffinityTerm, pod_requests
+from ._spec_memo import SpecMemo
 
 __all__ = [
     "AffinityTerm",
@@ -124,8 +125,14 @@ class PodInfo:
 
     @classmethod
     def of(cls, pod: Pod) -> PodInfo:
-        non_zero = pod_requests(pod, non_zero=True)
         affinity = pod.spec.affinity
+        if affinity is None or (
+            affinity.pod_affinity is None and affinity.pod_anti_affinity is None
+        ):
+            # No terms: what is derived reads the spec alone, kept for pods sharing it.
+            requests, non_zero_cpu, non_zero_memory, ports = _spec_values(pod)
+            return cls(pod, requests, non_zero_cpu, non_zero_memory, [], [], [], [], ports)
+        non_zero = pod_requests(pod, non_zero=True)
         req_aff: list[AffinityTerm] = []
         req_anti: list[AffinityTerm] = []
         pref_aff: list[WeightedAffinityTerm] = []
@@ -188,6 +195,22 @@ class PodInfo:
             or self.preferred_anti_affinity_terms
         )
 
+
+def _derive_from_spec(pod: Pod) -> tuple[Mapping[str, int], int, int, list[tuple[str, str, int]]]:
+    """(requests, non-zero cpu, non-zero memory, host ports): what ``PodInfo.of`` reads
+    of the spec alone (shared, never changed, by the PodInfos of pods with this spec)."""
+    non_zero = pod_requests(pod, non_zero=True)
+    sidecars = [c for c in pod.spec.init_containers if c.restart_policy == "Always"]
+    ports = [
+        (p.host_ip, p.protocol, p.host_port)
+        for c in (*sidecars, *pod.spec.containers)
+        for p in c.ports
+        if p.host_port > 0
+    ]
+    return pod_requests(pod), non_zero.get(CPU, 0), non_zero.get(MEMORY, 0), ports
+
+
+_spec_values = SpecMemo(_derive_from_spec)
 
 _ALL_IPS = "0.0.0.0"
 

@@ -91,10 +91,13 @@ class EventHandlers(SchedulerBase):
         if new.spec.scheduler_name not in self.frameworks:
             return
         if old is None:
-            self.records.setdefault(new.uid, PodRecord())
+            uid = new.uid
+            record = self.records.get(uid)
+            if record is None:
+                record = self.records[uid] = PodRecord()
             if new.status.nominated_node_name:
                 self.queue.add_nominated_pod(PodInfo.of(new), new.status.nominated_node_name)
-                self.records[new.uid].nominated_node = new.status.nominated_node_name
+                record.nominated_node = new.status.nominated_node_name
             self.queue.add(new)
             self._emit("Queued", new)
             if self._gang_profiles:

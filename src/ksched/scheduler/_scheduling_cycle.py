@@ -122,11 +122,14 @@ class SchedulingCycle(BindingCycle):
     def _begin_attempt(self, qpi: QueuedPodInfo, started: float) -> None:
         """Count and announce a pod's attempt (its record, the Attempted event, timings)."""
         pod = qpi.pod
-        record = self.records.setdefault(pod.uid, PodRecord())
+        uid = pod.uid
+        record = self.records.get(uid)
+        if record is None:
+            record = self.records[uid] = PodRecord()
         record.attempts = qpi.attempts
         self._emit("Attempted", pod, attempts=qpi.attempts)
         if self.timings:
-            self._attempt_started[pod.uid] = started
+            self._attempt_started[uid] = started
 
     def _report_for(self, pod: Pod) -> AttemptReport | None:
         """A report to fill when this pod's attempts are explained, else None."""
