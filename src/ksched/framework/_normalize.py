@@ -45,5 +45,8 @@ def default_normalize_scores(scores: IntArray, *, reverse: bool = False) -> None
             scores[:] = MAX_NODE_SCORE
         return
     scaled = MAX_NODE_SCORE * scores
-    normalized = np.sign(scaled) * (np.abs(scaled) // highest)  # Go's truncating division
+    if np.minimum.reduce(scores) >= 0:
+        normalized = scaled // highest  # floor is Go's truncating division here
+    else:
+        normalized = np.sign(scaled) * (np.abs(scaled) // highest)  # Go's truncating division
     scores[:] = MAX_NODE_SCORE - normalized if reverse else normalized
