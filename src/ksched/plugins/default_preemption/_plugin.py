@@ -54,6 +54,7 @@ from ._candidates import (
     rank_of,
 )
 from ._dry_run import (
+    MSG_NO_VICTIMS,
     DryRunContext,
     FitBound,
     StepError,
@@ -61,6 +62,7 @@ from ._dry_run import (
     aggregate_errors,
     dry_run_context,
     fit_error_message,
+    fit_outcome,
     node_checks_pass,
     order_reads_now,
 )
@@ -83,7 +85,6 @@ __all__ = ["DefaultPreemption"]
 PREEMPT_NEVER = "Never"
 MSG_POLICY_NEVER = "not eligible due to preemptionPolicy=Never."
 MSG_TERMINATING_ON_NOMINATED = "not eligible due to a terminating pod on the nominated node."
-MSG_NO_VICTIMS = "No preemption victims found for incoming pod"
 MSG_NOT_HELPFUL = "Preemption is not helpful for scheduling"
 MSG_NO_CANDIDATE = "no candidate node for preemption"
 MSG_NO_NODES = "no nodes available"
@@ -505,6 +506,9 @@ class DefaultPreemption:
         elif plane.log is not None:
             plane.forget_all()
             plane.log = None
+        bound, node_checks = ctx.bound, ctx.node_checks
+        assert bound is not None and node_checks is not None
+        now = self.handle.now
         kinds = plane.kinds()
         if log is not None:
             row_of_own = index.get(own) if own is not None else None
@@ -527,13 +531,22 @@ class DefaultPreemption:
                 break  # enough candidates come before this node
             row = int(order[pos])
             node = nodes[row]
-            outcome = visit_by_fit(node)
-            if outcome is None:
-                outcome = await self._dry_run_node(state, pod, node, (), ctx)
-            elif node.name != own if log is not None else node.name not in nominated_names:
-                entry = entries.get(node.name)
-                if entry is not None and entry.outcome is outcome and entry.now is None:
-                    plane.store(row, node.generation, outcome)
+            found: Outcome | None
+            if node.name not in nominated_names and node.name != own:
+                # Nothing nominated here: the outcome in one pass, kept unless the clock
+                # decided the victims' order.
+                found, reads_now = fit_outcome(state, pod, node, bound, node_checks, now)
+                if found is not None and not reads_now:
+                    plane.store(row, node.generation, found)
+            else:
+                found = visit_by_fit(node)
+                if found is not None and node.name != own and log is not None:
+                    entry = entries.get(node.name)
+                    if entry is not None and entry.outcome is found and entry.now is None:
+                        plane.store(row, node.generation, found)
+            if found is None:
+                found = await self._dry_run_node(state, pod, node, (), ctx)
+            outcome = found
             visited[pos] = outcome
             kind = kind_of(outcome)
             kind_at[pos] = kind
