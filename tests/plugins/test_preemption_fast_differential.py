@@ -497,3 +497,33 @@ async def test_row_visits_follow_the_clock(
             for fast, rows in ((True, True), (True, False), (False, False))
         ]
         assert runs[0]["trace"] == runs[1]["trace"] == runs[2]["trace"], seed
+
+
+def _sparse_cluster(rng: random.Random) -> tuple[list[Any], Pod, dict[str, Any]]:
+    """1500 full nodes, only a few of them running pods a preemptor may evict: the row
+    visit's first window from the offset holds too few candidates and widens."""
+    objects: list[Any] = []
+    evictable = set(rng.sample(range(1500), rng.randint(1, 4)))
+    for i in range(1500):
+        objects.append(make_node(f"n{i}").capacity(cpu="2", memory="8Gi", pods=110).obj())
+        priority = 0 if i in evictable else 1000
+        for j in range(2):
+            p = make_pod(f"n{i}-p{j}").node(f"n{i}").priority(priority)
+            objects.append(_sometimes(rng, p.req(cpu="1", memory="256Mi")).obj())
+    args = {"minCandidateNodesPercentage": 0, "minCandidateNodesAbsolute": rng.choice([1, 2])}
+    return objects, make_pod("unused").obj(), args
+
+
+async def test_row_visits_widen_their_window(
+    anyio_backend: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Candidates far apart: the windows widen, and the trace is the node-by-node one."""
+    if anyio_backend != "asyncio":
+        pytest.skip("pure computation: one backend is enough")
+    for seed in range(3):
+        by_rows = await _sequence(seed, True, monkeypatch, objects_of=_sparse_cluster)
+        by_node = await _sequence(
+            seed, True, monkeypatch, objects_of=_sparse_cluster, row_visits=False
+        )
+        assert by_rows["trace"] == by_node["trace"], seed
+        assert by_rows["counts"]["row_visits"] > 0
