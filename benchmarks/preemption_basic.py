@@ -200,7 +200,7 @@ def run_ab(args: argparse.Namespace) -> dict[str, Any]:
                     __file__,
                     *("--nodes", str(args.nodes), "--init-pods", str(args.init_pods)),
                     *("--pods", str(args.pods), "--backend", args.backend),
-                    *("--repeat", "1", "--out", str(out)),
+                    *("--gc", args.gc, "--repeat", "1", "--out", str(out)),
                 ]
                 env = dict(os.environ, PYTHONPATH=str(trees[label]))
                 child = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL)

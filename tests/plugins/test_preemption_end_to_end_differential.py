@@ -91,13 +91,13 @@ def test_shortcuts_tell_the_same_story(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(FilterRunner, "_filter_with_nominated_sync", counting)
     merged = [0]
-    merge = Sweep.merge
+    scatter = Sweep.scatter
 
-    def counting_merge(self: Sweep, *args: Any) -> Any:
+    def counting_scatter(self: Sweep, *args: Any) -> Any:
         merged[0] += 1
-        return merge(self, *args)
+        return scatter(self, *args)
 
-    monkeypatch.setattr(Sweep, "merge", counting_merge)
+    monkeypatch.setattr(Sweep, "scatter", counting_scatter)
     preempted = made_fast = made_slow = 0
     for seed in SEEDS:
         swept[0] = 0

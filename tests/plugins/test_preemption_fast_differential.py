@@ -22,6 +22,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
+import anyio
+import attrs
 import pytest
 from _preemption_clusters import full_nodes
 from trio.testing import MockClock
@@ -36,6 +38,7 @@ from ksched.plugins.default_preemption import (
     DefaultPreemption,
     _dry_run,  # noqa: F401  (patched below)
 )
+from ksched.plugins.default_preemption import _plugin as preemption_plugin
 from ksched.testing import make_node, make_pod
 
 pytestmark = pytest.mark.anyio
@@ -264,13 +267,20 @@ async def test_benchmark_shape_takes_the_arithmetic_path(
     cluster.apply(high)
     calls: list[bool] = []
     fast = DefaultPreemption._dry_run_by_fit
+    one_pass = preemption_plugin.fit_outcome
 
     def counting(self: DefaultPreemption, *args: Any) -> Any:
         outcome = fast(self, *args)
         calls.append(outcome is not None)
         return outcome
 
+    def counting_one_pass(*args: Any) -> Any:
+        outcome = one_pass(*args)
+        calls.append(outcome[0] is not None)
+        return outcome
+
     monkeypatch.setattr(DefaultPreemption, "_dry_run_by_fit", counting)
+    monkeypatch.setattr(preemption_plugin, "fit_outcome", counting_one_pass)
     scheduler = Scheduler(cluster=cluster, seed=1)
     fw = scheduler.frameworks["default-scheduler"]
     scheduler.cache.update_snapshot(scheduler.snapshot)
@@ -306,6 +316,15 @@ def _full_cluster(rng: random.Random) -> tuple[list[Any], Pod, dict[str, Any]]:
     return objects, make_pod("unused").obj(), args
 
 
+def _started_later(obj: Any, origin: float) -> Any:
+    """A running pod's start time moved on by ``origin``; other objects as they are."""
+    if not isinstance(obj, Pod) or obj.status.start_time is None:
+        return obj
+    return attrs.evolve(
+        obj, status=attrs.evolve(obj.status, start_time=obj.status.start_time + origin)
+    )
+
+
 async def _sequence(
     seed: int,
     fast: bool,
@@ -313,11 +332,14 @@ async def _sequence(
     *,
     objects_of: Any = _objects,
     row_visits: bool = True,
+    clock_steps: bool = False,
 ) -> dict[str, Any]:
     """Several preemptors, two rounds (as the scheduler retries them): each attempt
     nominates, evicts, binds as the Scheduler would. The trace of every attempt, the
     Filter statuses of the failed ones included. Not ``fast``: no arithmetic dry runs,
-    no kept verdicts on nominated nodes, the nominator asked about every node."""
+    no kept verdicts on nominated nodes, the nominator asked about every node. With
+    ``clock_steps`` (a virtual clock) time moves on by a few seconds between some
+    attempts, past the running pods' start times."""
     with monkeypatch.context() as patch:
         if not fast:
             patch.setattr(DefaultPreemption, "arithmetic_dry_runs", False)
@@ -371,6 +393,9 @@ async def _sequence(
         patch.setattr(default_preemption._dry_run.FitBound, "reprieve", counting_reprieve)
         rng = random.Random(seed)
         objects, _, args = objects_of(rng)
+        if clock_steps:  # start times from the run's start: every run sees the same story
+            origin = anyio.current_time()
+            objects = [_started_later(obj, origin) for obj in objects]
         cluster = InMemoryCluster()
         for obj in objects:
             cluster.apply(obj)
@@ -385,8 +410,11 @@ async def _sequence(
         scheduler = Scheduler(_config(args, seed % 3 == 0), cluster, seed=seed)
         fw = scheduler.frameworks["default-scheduler"]
         fw.verdict_cache = fast
+        steps = random.Random(seed + 1)
         for _ in range(2):
             for key in keys:
+                if clock_steps:
+                    await anyio.sleep(steps.choice([0.0, 0.0, 2.0, 5.0]))
                 pod = cluster.get_pod(key)
                 if pod is None or pod.spec.node_name:
                     continue
@@ -451,3 +479,51 @@ async def test_row_visits_match_node_by_node_visits(monkeypatch: pytest.MonkeyPa
         assert by_node["counts"]["row_visits"] == filtered["counts"]["row_visits"] == 0
         row_visits += by_rows["counts"]["row_visits"]
     assert row_visits > 300
+
+
+async def test_row_visits_follow_the_clock(
+    anyio_backend: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Time moving on between preemptors changes the victims' order on nodes where pods
+    of one priority have started and not started (an unstarted pod counts as starting
+    now): such outcomes are never read back from the rows, as they are from none."""
+    if anyio_backend == "asyncio":
+        pytest.skip("needs the virtual clock")
+    for seed in range(60):
+        runs = [
+            await _sequence(
+                seed, fast, monkeypatch, objects_of=_full_cluster, row_visits=rows, clock_steps=True
+            )
+            for fast, rows in ((True, True), (True, False), (False, False))
+        ]
+        assert runs[0]["trace"] == runs[1]["trace"] == runs[2]["trace"], seed
+
+
+def _sparse_cluster(rng: random.Random) -> tuple[list[Any], Pod, dict[str, Any]]:
+    """1500 full nodes, only a few of them running pods a preemptor may evict: the row
+    visit's first window from the offset holds too few candidates and widens."""
+    objects: list[Any] = []
+    evictable = set(rng.sample(range(1500), rng.randint(1, 4)))
+    for i in range(1500):
+        objects.append(make_node(f"n{i}").capacity(cpu="2", memory="8Gi", pods=110).obj())
+        priority = 0 if i in evictable else 1000
+        for j in range(2):
+            p = make_pod(f"n{i}-p{j}").node(f"n{i}").priority(priority)
+            objects.append(_sometimes(rng, p.req(cpu="1", memory="256Mi")).obj())
+    args = {"minCandidateNodesPercentage": 0, "minCandidateNodesAbsolute": rng.choice([1, 2])}
+    return objects, make_pod("unused").obj(), args
+
+
+async def test_row_visits_widen_their_window(
+    anyio_backend: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Candidates far apart: the windows widen, and the trace is the node-by-node one."""
+    if anyio_backend != "asyncio":
+        pytest.skip("pure computation: one backend is enough")
+    for seed in range(3):
+        by_rows = await _sequence(seed, True, monkeypatch, objects_of=_sparse_cluster)
+        by_node = await _sequence(
+            seed, True, monkeypatch, objects_of=_sparse_cluster, row_visits=False
+        )
+        assert by_rows["trace"] == by_node["trace"], seed
+        assert by_rows["counts"]["row_visits"] > 0

@@ -13,11 +13,18 @@ about every node holding nominated pods. A sweep keeps, per pod key, the verdict
 those nodes and follows two change logs instead: the table's refreshed rows and the
 nominator's changed nodes. A cycle then looks again only at the nodes either log names,
 and at the node its own pod is nominated to (whose verdict is never shared).
+
+A pod that fits nowhere (a preemptor) needs every node's status, and the batch pass
+that spells them out over thousands of rows costs more than the rest of its cycle.
+:class:`RowVerdicts` keeps, per pod key, the single-pass verdict on every table row (as
+the row cache keeps masks) and follows the table's refreshed rows: only those are judged
+again, by the per-node chain that defines the verdict.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Collection, Hashable, Sequence
 from typing import Any, Protocol
 
 import attrs
@@ -30,11 +37,21 @@ from ._status import Code, Status
 from ._table import BoolArray, IntArray, NodeTable
 from ._types import NodeInfo, PodInfo
 
-__all__ = ["NominatedVerdicts", "NominationLog", "Sweep", "node_local_filter_types"]
+__all__ = [
+    "NominatedVerdicts",
+    "NominationLog",
+    "RowVerdicts",
+    "Sweep",
+    "node_local_filter_types",
+]
 
 _LIMIT = 10_000
 _KEYS_LIMIT = 256
 _SWEEPS_LIMIT = 16
+_ROW_KEYS = 8
+"""Pod keys whose verdicts on every row are kept."""
+_MAX_REFRESH = 4096
+"""Above this many refreshed rows kept row verdicts are dropped, not brought up to date."""
 
 _NODE_LOCAL: tuple[type, ...] | None = None
 
@@ -226,6 +243,20 @@ class Sweep:
         join ``distinct`` (each object once)."""
         if not len(decided):
             return positions, which
+        # Both position lists are ascending and disjoint: scatter them by position.
+        size = max(int(positions[-1]) if len(positions) else -1, int(decided[-1])) + 1
+        at = np.full(size, -1, dtype=np.int64)
+        at[positions] = which
+        self.scatter(at, distinct, decided, order)
+        merged = np.flatnonzero(at >= 0)
+        return merged, at[merged]
+
+    def scatter(
+        self, at: IntArray, distinct: list[Status], decided: IntArray, order: IntArray
+    ) -> None:
+        """Write the kept rejections at the ``decided`` positions of ``order`` (table
+        rows) into ``at`` (per position an index into ``distinct``); the statuses they
+        use join ``distinct`` (each object once)."""
         kept = self._which[order[decided]]
         used = np.bincount(kept, minlength=len(self._distinct)).nonzero()[0]
         known = {id(s): k for k, s in enumerate(distinct)}
@@ -237,13 +268,63 @@ class Sweep:
                 k = known[id(status)] = len(distinct)
                 distinct.append(status)
             renumber[slot] = k
-        # Both position lists are ascending and disjoint: scatter them by position.
-        size = max(int(positions[-1]) if len(positions) else -1, int(decided[-1])) + 1
-        at = np.full(size, -1, dtype=np.int64)
-        at[positions] = which
         at[decided] = renumber[kept]
-        merged = np.flatnonzero(at >= 0)
-        return merged, at[merged]
+
+
+class RowVerdicts:
+    """One pod key's single-pass Filter verdict on every row of one table epoch: per row
+    -1 (passes) or the index of its rejection in :attr:`distinct` (tagged with the
+    rejecting plugin; equal rejections share one entry)."""
+
+    __slots__ = ("_slot", "distinct", "epoch", "seen", "which")
+
+    def __init__(self, table: NodeTable, which: IntArray, distinct: Sequence[Status]) -> None:
+        self.epoch = table.epoch
+        self.seen = len(table.changed_rows)
+        """How much of the table's change log the verdicts have taken in."""
+        self.which = which
+        self.distinct = list(distinct)
+        self._slot = {s: k for k, s in enumerate(self.distinct)}
+
+    def catch_up(self, table: NodeTable, judge: Callable[[int], Status]) -> bool:
+        """Judge again the rows the table refreshed since; False when that cannot be done
+        (another epoch, too many rows, an error, too many distinct statuses)."""
+        if table.epoch != self.epoch:
+            return False
+        log = table.changed_rows
+        if self.seen == len(log):
+            return True
+        rows = sorted(set(log[self.seen :]))
+        if len(rows) > _MAX_REFRESH:
+            return False
+        which, slot, distinct = self.which, self._slot, self.distinct
+        for row in rows:
+            status = judge(row)
+            if status.is_success:
+                which[row] = -1
+                continue
+            if status.code is Code.ERROR:
+                return False
+            k = slot.get(status)
+            if k is None:
+                if len(distinct) >= _KEYS_LIMIT:
+                    return False
+                k = slot[status] = len(distinct)
+                distinct.append(status)
+            which[row] = k
+        self.seen = len(log)
+        return True
+
+    def mask(self) -> BoolArray:
+        """Per row whether the node passes."""
+        passing: BoolArray = self.which < 0
+        return passing
+
+    def at(self, order: IntArray, stop: int) -> IntArray:
+        """Per position of ``order[:stop]`` (table rows) its index into :attr:`distinct`
+        (-1: passes), as a new array."""
+        out: IntArray = self.which[order[:stop]]
+        return out
 
 
 class _Marks:
@@ -284,6 +365,7 @@ class NominatedVerdicts:
         "_keys",
         "_marks",
         "_pod",
+        "_rows",
         "_state",
         "_statuses",
         "_sweeps",
@@ -301,6 +383,32 @@ class NominatedVerdicts:
         diagnosis counts its distinct statuses, not its nodes."""
         self._sweeps: dict[tuple[Any, ...], Sweep] = {}
         self._marks: _Marks | None = None
+        self._rows: OrderedDict[Hashable, RowVerdicts] = OrderedDict()
+
+    def row_verdicts(
+        self, key: Hashable, table: NodeTable, judge: Callable[[int], Status]
+    ) -> RowVerdicts | None:
+        """The verdicts kept for ``key`` (what the node-local Filters read of the pod and
+        the Filters the cycle skips) on every row, brought up to date with ``judge(row)``
+        (the row's status from the per-node chain); None when none are kept."""
+        kept = self._rows.get(key)
+        if kept is None:
+            return None
+        if not kept.catch_up(table, judge):
+            del self._rows[key]
+            return None
+        self._rows.move_to_end(key)
+        return kept
+
+    def keep_row_verdicts(
+        self, key: Hashable, table: NodeTable, which: IntArray, distinct: Sequence[Status]
+    ) -> RowVerdicts:
+        """Keep the verdicts just made on every row of ``table`` (see :class:`RowVerdicts`)."""
+        kept = self._rows[key] = RowVerdicts(table, which, distinct)
+        self._rows.move_to_end(key)
+        if len(self._rows) > _ROW_KEYS:
+            self._rows.popitem(last=False)
+        return kept
 
     def sweep(
         self,

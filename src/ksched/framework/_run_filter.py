@@ -23,6 +23,7 @@ from ._framework_base import FrameworkBase
 from ._interfaces import (
     NodeToStatus,
 )
+from ._nominated_verdicts import RowVerdicts
 from ._parallel import run_chunked
 from ._plugin_metrics import FILTER, call_timed
 from ._status import SUCCESS, Code, Status
@@ -364,7 +365,26 @@ class FilterRunner(FrameworkBase):
                 fast = self._first_passing_rows(kept, start, limit)
                 if fast is not None:
                     return self._fast_outcome(table, *fast)
-        for call in filters:
+        # Every row's verdict, kept once a cycle needed every node's status (a pod that
+        # fits nowhere): only the rows changed since are judged again.
+        rows_key: Hashable | None = None
+        kept_rows: RowVerdicts | None = None
+        if (
+            row_key is not None
+            and self.verdict_cache
+            and recorder is None
+            and nodes is table.infos
+            and self._filters_local(skip)
+        ):
+            rows_key = (row_key, skip)
+
+            def judge_status(row: int) -> Status:
+                return run_filters_sync(filters, state, pod, table.infos[row])
+
+            kept_rows = self._nominated_verdicts.row_verdicts(rows_key, table, judge_status)
+            if kept_rows is not None:
+                mask = kept_rows.mask()
+        for call in filters if kept_rows is None else ():
             if call.plugin in skip:
                 continue
             batch = self._filter_batch.get(call.plugin)
@@ -493,15 +513,32 @@ class FilterRunner(FrameworkBase):
                 statuses.update((names[order[pos]], found[pos]) for pos in sorted(found))
                 rejecting.update(status.plugin for status in found.values())
             else:
-                batch_pos, which, distinct = self._batch_rejections(
-                    state, pod, table, order, rejected, masks
-                )
-                if decided is not None and len(decided):
-                    assert sweep is not None
+                if kept_rows is None and rows_key is not None:
+                    kept_rows = self._keep_row_verdicts(state, pod, table, masks, mask, rows_key)
+                if decided is not None:
                     decided = decided[decided < processed]
-                    batch_pos, which = sweep.merge(batch_pos, which, distinct, decided, order)
-                if found:  # nominated nodes judged one by one: merge in position order
-                    batch_pos, which = _merge_found(batch_pos, which, distinct, found)
+                if kept_rows is not None:
+                    # Each examined position's status index in one array: the kept
+                    # verdicts, the nominated nodes' own in their place.
+                    at = kept_rows.at(order, processed)
+                    if special is not None:
+                        at[special[:processed]] = -1
+                    distinct = list(kept_rows.distinct)
+                    if decided is not None and len(decided):
+                        assert sweep is not None
+                        sweep.scatter(at, distinct, decided, order)
+                    for pos, status in found.items():
+                        at[pos] = _index_in(distinct, status)
+                    batch_pos, which, distinct = _listed(at, distinct)
+                else:
+                    batch_pos, which, distinct = self._batch_rejections(
+                        state, pod, table, order, rejected, masks
+                    )
+                    if decided is not None and len(decided):
+                        assert sweep is not None
+                        batch_pos, which = sweep.merge(batch_pos, which, distinct, decided, order)
+                    if found:  # nominated nodes judged one by one: merge in position order
+                        batch_pos, which = _merge_found(batch_pos, which, distinct, found)
                 statuses = NodeToStatus.of_rows(
                     table.names, table.index, order[batch_pos], which, distinct
                 )
@@ -515,6 +552,28 @@ class FilterRunner(FrameworkBase):
             error,
             feasible_rows,
         )
+
+    def _keep_row_verdicts(
+        self,
+        state: CycleState,
+        pod: Pod,
+        table: NodeTable,
+        masks: Sequence[tuple[PluginCall, BoolArray]],
+        mask: BoolArray,
+        key: Hashable,
+    ) -> RowVerdicts | None:
+        """The batch forms' verdicts on every row, kept for ``key``; None when a status is
+        missing or an error (the batch pass then reports as it does without them)."""
+        rows = np.arange(len(table), dtype=np.int64)
+        rejected = (~mask).nonzero()[0]
+        positions, which, distinct = self._batch_rejections(
+            state, pod, table, rows, rejected, masks
+        )
+        if len(positions) != len(rejected) or any(s.code is Code.ERROR for s in distinct):
+            return None
+        by_row = np.full(len(table), -1, dtype=np.int64)
+        by_row[rejected] = which
+        return self._nominated_verdicts.keep_row_verdicts(key, table, by_row, distinct)
 
     @staticmethod
     def _fast_outcome(table: NodeTable, processed: int, feasible_rows: IntArray) -> FilterOutcome:
@@ -729,6 +788,28 @@ def _merge_found(
     all_positions = np.concatenate((positions, extra))
     by_position = np.argsort(all_positions, kind="stable")
     return all_positions[by_position], np.concatenate((which, extra_which))[by_position]
+
+
+def _index_in(distinct: list[Status], status: Status) -> int:
+    """The index of the ``status`` object in ``distinct``, appended when absent."""
+    for k, s in enumerate(distinct):
+        if s is status:
+            return k
+    distinct.append(status)
+    return len(distinct) - 1
+
+
+def _listed(at: IntArray, distinct: list[Status]) -> tuple[IntArray, IntArray, list[Status]]:
+    """Per-position status indexes (-1: none) as a batch pass's rejections: the positions
+    with a status, ascending, the index of each, and the distinct statuses used."""
+    positions = (at >= 0).nonzero()[0]
+    which = at[positions]
+    used = np.bincount(which, minlength=len(distinct)).nonzero()[0]
+    if len(used) == len(distinct):
+        return positions, which, distinct
+    renumber = np.zeros(len(distinct), dtype=np.int64)
+    renumber[used] = np.arange(len(used), dtype=np.int64)
+    return positions, renumber[which], [distinct[k] for k in used.tolist()]
 
 
 def _first_passing_before(mask: BoolArray, stop: int, need: int) -> IntArray:

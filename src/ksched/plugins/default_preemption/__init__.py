@@ -12,9 +12,9 @@ from ._args import DefaultPreemptionArgs as DefaultPreemptionArgs
 from ._candidates import Candidate as Candidate
 from ._candidates import Victims as Victims
 from ._candidates import pick_one_node_for_preemption as pick_one_node_for_preemption
+from ._dry_run import MSG_NO_VICTIMS as MSG_NO_VICTIMS
 from ._pdb import disruptions_allowed as disruptions_allowed
 from ._pdb import filter_pods_with_pdb_violation as filter_pods_with_pdb_violation
-from ._plugin import MSG_NO_VICTIMS as MSG_NO_VICTIMS
 from ._plugin import WAITING_POD_REJECT_MSG as WAITING_POD_REJECT_MSG
 from ._plugin import DefaultPreemption as DefaultPreemption
 

@@ -26,9 +26,10 @@ from ..node_affinity import NodeAffinity
 from ..node_name import NodeName
 from ..node_unschedulable import NodeUnschedulable
 from ..taint_toleration import TaintToleration
-from ._candidates import Candidate
+from ._candidates import Candidate, Victims, by_importance
 
 __all__ = [
+    "MSG_NO_VICTIMS",
     "DryRunContext",
     "FitBound",
     "StepError",
@@ -36,9 +37,12 @@ __all__ = [
     "aggregate_errors",
     "dry_run_context",
     "fit_error_message",
+    "fit_outcome",
     "node_checks_pass",
     "order_reads_now",
 ]
+
+MSG_NO_VICTIMS = "No preemption victims found for incoming pod"
 
 _CPU, _MEMORY, _EPHEMERAL_STORAGE = "cpu", "memory", "ephemeral-storage"
 _NODE_ONLY_FILTERS: tuple[type, ...] = (NodeUnschedulable, NodeName, TaintToleration, NodeAffinity)
@@ -316,3 +320,54 @@ def node_checks_pass(
         if status is not None and status.code not in (Code.SUCCESS, Code.SKIP):
             return False
     return True
+
+
+def fit_outcome(
+    state: CycleState,
+    pod: Pod,
+    node: NodeInfo,
+    bound: FitBound,
+    node_checks: Sequence[NodeCheck],
+    now: Callable[[], float],
+) -> tuple[tuple[Candidate | None, Status | None] | None, bool]:
+    """A node's arithmetic dry-run outcome when no pod is nominated to it and no budget
+    exists, in one pass over its pods: (None, None) when the pod cannot fit even with
+    every lower-priority pod gone (passed over), the failure's status, or the candidate;
+    None when a node-only Filter rejects (the Filter plugins' path then says why). Also
+    whether ordering the victims read the clock (see :func:`order_reads_now`).
+
+    The same outcome as the remaining amounts, the Fit bound and the victims' reprieve
+    step by step (``DefaultPreemption._dry_run_by_fit``) give.
+    """
+    priority = pod.priority
+    used = node.requested
+    num_pods = len(node.pods)
+    cpu, memory, storage = used.milli_cpu, used.memory, used.ephemeral_storage
+    scalars = bound.scalars
+    scalar_used = [used.scalar.get(name, 0) for name, _ in scalars]
+    lower: list[PodInfo] = []
+    for info in node.pods:
+        if (info.pod.spec.priority or 0) >= priority:
+            continue
+        lower.append(info)
+        num_pods -= 1
+        requests = info.requests
+        cpu -= requests.get(_CPU, 0)
+        memory -= requests.get(_MEMORY, 0)
+        storage -= requests.get(_EPHEMERAL_STORAGE, 0)
+        for i, (name, _) in enumerate(scalars):
+            scalar_used[i] -= requests.get(name, 0)
+    if bound._lacks_room(node.allocatable, num_pods, cpu, memory, storage, scalar_used):
+        return (None, None), False
+    if not lower:
+        return (None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (MSG_NO_VICTIMS,))), False
+    if not node_checks_pass(state, pod, node, node_checks):
+        return None, False
+    lower.sort(key=by_importance(now()))
+    evicted = bound.reprieve(node, (num_pods, cpu, memory, storage, *scalar_used), lower)
+    victims = tuple(info.pod for info, out in zip(lower, evicted, strict=True) if out)
+    reads_now = order_reads_now(lower)
+    if not victims:
+        message = f'expected at least one victim pod on node "{node.name}"'
+        return (None, Status(Code.ERROR, (message,))), reads_now
+    return (Candidate(node.name, Victims(victims, 0)), Status(Code.SUCCESS)), reads_now

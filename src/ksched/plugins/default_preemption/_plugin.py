@@ -54,6 +54,7 @@ from ._candidates import (
     rank_of,
 )
 from ._dry_run import (
+    MSG_NO_VICTIMS,
     DryRunContext,
     FitBound,
     StepError,
@@ -61,6 +62,7 @@ from ._dry_run import (
     aggregate_errors,
     dry_run_context,
     fit_error_message,
+    fit_outcome,
     node_checks_pass,
     order_reads_now,
 )
@@ -83,7 +85,6 @@ __all__ = ["DefaultPreemption"]
 PREEMPT_NEVER = "Never"
 MSG_POLICY_NEVER = "not eligible due to preemptionPolicy=Never."
 MSG_TERMINATING_ON_NOMINATED = "not eligible due to a terminating pod on the nominated node."
-MSG_NO_VICTIMS = "No preemption victims found for incoming pod"
 MSG_NOT_HELPFUL = "Preemption is not helpful for scheduling"
 MSG_NO_CANDIDATE = "no candidate node for preemption"
 MSG_NO_NODES = "no nodes available"
@@ -505,43 +506,69 @@ class DefaultPreemption:
         elif plane.log is not None:
             plane.forget_all()
             plane.log = None
-        kinds = plane.kinds()
+        bound, node_checks = ctx.bound, ctx.node_checks
+        assert bound is not None and node_checks is not None
+        now = self.handle.now
+        # Rows the visit must judge whatever the plane holds: the pod's own nominated
+        # node, or (without a log) every node holding nominated pods.
+        forced: list[int] = []
         if log is not None:
             row_of_own = index.get(own) if own is not None else None
             if row_of_own is not None:
-                kinds[row_of_own] = UNKNOWN
-        elif nominated_names:  # nominated pods change the outcome: visit those nodes
-            get = index.get
-            marked = [row for row in map(get, nominated_names) if row is not None]
-            kinds[marked] = UNKNOWN
-        order = np.arange(n, dtype=np.int64)
-        if offset:
-            order = np.concatenate((order[offset:], order[:offset]))
-        kind_at = kinds[order]
-        known_before = np.cumsum(kind_at == CANDIDATE)
-        visited: dict[int, Outcome] = {}
-        more = 0  # candidates among the nodes visited so far
+                forced.append(row_of_own)
+        elif nominated_names:
+            forced = [row for row in map(index.get, nominated_names) if row is not None]
         entries = self._visit_cache.entries
-        for pos in np.flatnonzero(kind_at == UNKNOWN).tolist():
-            if int(known_before[pos]) + more >= num_candidates:
-                break  # enough candidates come before this node
-            row = int(order[pos])
-            node = nodes[row]
-            outcome = visit_by_fit(node)
-            if outcome is None:
-                outcome = await self._dry_run_node(state, pod, node, (), ctx)
-            elif node.name != own if log is not None else node.name not in nominated_names:
-                entry = entries.get(node.name)
-                if entry is not None and entry.outcome is outcome and entry.now is None:
-                    plane.store(row, node.generation, outcome)
-            visited[pos] = outcome
-            kind = kind_of(outcome)
-            kind_at[pos] = kind
-            more += kind == CANDIDATE
-        is_candidate = kind_at == CANDIDATE
-        cumulative = np.cumsum(is_candidate)
-        end = n
-        if n and int(cumulative[-1]) >= num_candidates:
+        # A window of rows from the offset first (candidates are usually dense), widened
+        # while it holds too few: the same visit as over the whole table, nodes already
+        # judged in a narrower window are not judged again.
+        window = min(n, 2 * num_candidates + 1024)
+        judged: dict[int, Outcome] = {}
+        while True:
+            order = np.arange(offset, offset + window, dtype=np.int64)
+            order[order >= n] -= n
+            kind_at = plane.kinds_from(offset, window)
+            for row in forced:
+                pos = (row - offset) % n
+                if pos < window:
+                    kind_at[pos] = UNKNOWN
+            known_before = np.cumsum(kind_at == CANDIDATE)
+            visited: dict[int, Outcome] = {}
+            more = 0  # candidates among the nodes visited so far
+            for pos in np.flatnonzero(kind_at == UNKNOWN).tolist():
+                if int(known_before[pos]) + more >= num_candidates:
+                    break  # enough candidates come before this node
+                row = int(order[pos])
+                found = judged.get(row)
+                if found is None:
+                    node = nodes[row]
+                    if node.name not in nominated_names and node.name != own:
+                        # Nothing nominated here: the outcome in one pass, kept unless
+                        # the clock decided the victims' order.
+                        found, reads_now = fit_outcome(state, pod, node, bound, node_checks, now)
+                        if found is not None and not reads_now:
+                            plane.store(row, node.generation, found)
+                    else:
+                        found = visit_by_fit(node)
+                        if found is not None and node.name != own and log is not None:
+                            entry = entries.get(node.name)
+                            if entry is not None and entry.outcome is found and entry.now is None:
+                                plane.store(row, node.generation, found)
+                    if found is None:
+                        found = await self._dry_run_node(state, pod, node, (), ctx)
+                    judged[row] = found
+                outcome = found
+                visited[pos] = outcome
+                kind = kind_of(outcome)
+                kind_at[pos] = kind
+                more += kind == CANDIDATE
+            is_candidate = kind_at == CANDIDATE
+            cumulative = np.cumsum(is_candidate)
+            if window == n or (window and int(cumulative[-1]) >= num_candidates):
+                break
+            window = min(n, 4 * window)
+        end = window
+        if window and int(cumulative[-1]) >= num_candidates:
             end = int(np.searchsorted(cumulative, num_candidates)) + 1
         at = np.flatnonzero(is_candidate[:end])
         rows = order[at]

@@ -123,9 +123,16 @@ class RowPlane:
     def forget_all(self) -> None:
         self.generation.fill(_NO_GENERATION)
 
-    def kinds(self) -> np.ndarray[tuple[int], np.dtype[np.int8]]:
-        """Per row the kept kind, UNKNOWN where the node changed since."""
-        return np.where(self.generation == self.column, self.kind, np.int8(UNKNOWN))
+    def kinds_from(self, start: int, size: int) -> np.ndarray[tuple[int], np.dtype[np.int8]]:
+        """The kept kinds of ``size`` rows from row ``start`` on (wrapping), UNKNOWN where
+        the node changed since."""
+        stop = start + size
+        n = len(self.kind)
+        if stop <= n:
+            kept = self.generation[start:stop] == self.column[start:stop]
+            return np.where(kept, self.kind[start:stop], np.int8(UNKNOWN))
+        head = self.kinds_from(start, n - start)
+        return np.concatenate((head, self.kinds_from(0, stop - n)))
 
     def store(self, row: int, generation: int, outcome: Outcome) -> None:
         kind = kind_of(outcome)
