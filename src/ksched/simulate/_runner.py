@@ -70,13 +70,13 @@ class _Usage:
         """Each node's requested and allocatable cpu (cores), memory (bytes) and pods."""
         requested: dict[str, list[int]] = {}
         for pod in self.cluster.pods():
-            node = pod.spec.node_name
-            if not node:
+            bound_to = pod.spec.node_name
+            if not bound_to:
                 continue
             requests = pod_requests(pod)
-            totals = requested.get(node)
+            totals = requested.get(bound_to)
             if totals is None:
-                totals = requested[node] = [0, 0, 0]
+                totals = requested[bound_to] = [0, 0, 0]
             totals[0] += requests.get("cpu", 0)
             totals[1] += requests.get("memory", 0)
             totals[2] += 1
