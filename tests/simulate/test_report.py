@@ -121,6 +121,35 @@ def test_events_and_history_are_optional() -> None:
     assert history["bound"] == [[0.0, 1]]
 
 
+def test_usage_is_the_same_with_and_without_history() -> None:
+    # Without history the usage is read from the cluster at the end; with it, it is kept
+    # from every change: the two agree, the deletion at t=30 s included.
+    plain = run(BASIC, events=False)
+    with_history = run(BASIC, events=False, history=True)
+    assert plain["nodes"] == with_history["nodes"]
+    assert list(plain["nodes"]) == ["n1", "n2"]
+
+
+def test_without_a_reader_the_engine_makes_no_events() -> None:
+    import trio
+    import trio.testing
+
+    from ksched.simulate._runner import _Run
+
+    scenario = parse_scenario(yaml.safe_load(BASIC))
+
+    async def main() -> None:
+        quiet = _Run(scenario, 0, None, events=False)
+        assert quiet.scheduler.observer is None
+        seen: list[Any] = []
+        watched = _Run(scenario, 0, seen.append, events=False)
+        assert watched.scheduler.observer is not None
+        assert _Run(scenario, 0, None, events=True).scheduler.observer is not None
+        assert _Run(scenario, 0, None, events=False, history=True).scheduler.observer
+
+    trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+
+
 PREEMPTION = f"""
 apiVersion: ksched/v1alpha1
 kind: Scenario

@@ -136,7 +136,7 @@ def _explain_request(args: argparse.Namespace, scenario: Any) -> bool | list[str
     if "all" in names:
         return True
     pods = [_pod_key(p) for p in names]
-    known = _all_pods(scenario)
+    known = _all_pods(scenario) if pods else None
     for key in pods:
         if known is not None and key not in known:
             raise KschedError(f"--explain {key}: the scenario has no such pod")
@@ -189,7 +189,9 @@ def _run_simulation(args: argparse.Namespace) -> int:
             sink = JsonLinesSink(sys.stdout)
         elif explain is True and output == "json":
             sink = stack.enter_context(ExplainSpool())
-        with scheduling_progress(_pending_pods(scenario), sys.stderr) as progress:
+        # The bar counts the pending pods; it is drawn only on a terminal.
+        pending = _pending_pods(scenario) if sys.stderr.isatty() else set()
+        with scheduling_progress(pending, sys.stderr) as progress:
             report = run_scenario(
                 scenario,
                 seed=args.seed,

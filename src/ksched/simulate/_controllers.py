@@ -138,17 +138,17 @@ class Controllers:
 
     def on_change(self, kind: str, old: Any, new: Any) -> None:
         """A ClusterListener: note what needs a reconcile (done later, in ``serve``)."""
-        if kind in _OWNER_KINDS:
+        if kind == "Pod":
+            pod = new if new is not None else old
+            if pod.metadata.owner_references:  # most pods of a large run have no owner
+                self._on_pod(pod, old, new)
+        elif kind in _OWNER_KINDS:
             self._mark(kind, object_key(new if new is not None else old))
-        elif kind == "Pod":
-            self._on_pod(old, new)
         elif kind == "Node":
             for ds in self.cluster.objects("DaemonSet"):
                 self._mark("DaemonSet", object_key(ds))
 
-    def _on_pod(self, old: Pod | None, new: Pod | None) -> None:
-        pod = new if new is not None else old
-        assert pod is not None
+    def _on_pod(self, pod: Pod, old: Pod | None, new: Pod | None) -> None:
         owner = owner_of(pod)
         if owner is None or owner[0] not in _OWNER_KINDS:
             return

@@ -25,33 +25,35 @@ _STREAMED = AttemptReport()
 
 
 class _Usage:
-    """Requested vs allocatable cpu / memory / pods per node, kept from cluster changes.
+    """Requested vs allocatable cpu / memory / pods per node.
 
-    With ``history``, every change is also recorded as a sample
-    ``[time, node, cpu cores, memory bytes, pods]`` (the node's totals after it).
+    The report is read from the cluster at the end (the requests of the pods bound to
+    each node), so a run keeps nothing per change. With ``history``, every change of a
+    bound pod is also recorded as a sample ``[time, node, cpu cores, memory bytes, pods]``
+    (the node's totals after it), from totals kept as the cluster changes.
     """
 
-    def __init__(self, now: Callable[[], float], *, history: bool) -> None:
+    def __init__(
+        self, cluster: InMemoryCluster, now: Callable[[], float], *, history: bool
+    ) -> None:
+        self.cluster = cluster
         self.now = now
-        self.allocatable: dict[str, Resource] = {}
         self.requested: dict[str, list[int]] = {}
-        self.samples: list[list[Any]] | None = [] if history else None
+        self.samples: list[list[Any]] | None = None
+        if history:
+            self.samples = []
+            cluster.subscribe(self.on_change)
 
     def on_change(self, kind: str, old: Any, new: Any) -> None:
-        if kind == "Node":
-            if new is None:
-                self.allocatable.pop(old.metadata.name, None)
-                return
-            node: Node = new
-            self.allocatable[node.metadata.name] = Resource.from_list(node.status.allocatable)
-            self.requested.setdefault(node.metadata.name, [0, 0, 0])
-        elif kind == "Pod":
-            if old is not None and old.spec.node_name:
-                if new is not None and new.spec is old.spec:
-                    return  # a status change of a running pod
-                self._account(old, -1)
-            if new is not None and new.spec.node_name:
-                self._account(new, 1)
+        """A ClusterListener (with ``history``): a sample per change of a bound pod."""
+        if kind != "Pod":
+            return
+        if old is not None and old.spec.node_name:
+            if new is not None and new.spec is old.spec:
+                return  # a status change of a running pod
+            self._account(old, -1)
+        if new is not None and new.spec.node_name:
+            self._account(new, 1)
 
     def _account(self, pod: Pod, sign: int) -> None:
         node = pod.spec.node_name
@@ -61,15 +63,29 @@ class _Usage:
         totals[0] += sign * requests.get("cpu", 0)
         totals[1] += sign * requests.get("memory", 0)
         totals[2] += sign
-        if self.samples is not None:
-            self.samples.append(
-                [round(self.now(), 6), node, totals[0] / 1000, totals[1], totals[2]]
-            )
+        assert self.samples is not None
+        self.samples.append([round(self.now(), 6), node, totals[0] / 1000, totals[1], totals[2]])
 
     def report(self) -> dict[str, Any]:
+        """Each node's requested and allocatable cpu (cores), memory (bytes) and pods."""
+        requested: dict[str, list[int]] = {}
+        for pod in self.cluster.pods():
+            bound_to = pod.spec.node_name
+            if not bound_to:
+                continue
+            requests = pod_requests(pod)
+            totals = requested.get(bound_to)
+            if totals is None:
+                totals = requested[bound_to] = [0, 0, 0]
+            totals[0] += requests.get("cpu", 0)
+            totals[1] += requests.get("memory", 0)
+            totals[2] += 1
         out: dict[str, Any] = {}
-        for name, alloc in self.allocatable.items():
-            cpu, memory, pods = self.requested.get(name, (0, 0, 0))
+        none = (0, 0, 0)
+        for node in self.cluster.nodes():
+            name = node.metadata.name
+            alloc = Resource.from_list(node.status.allocatable)
+            cpu, memory, pods = requested.get(name, none)
             out[name] = {
                 "requested": {"cpu": cpu / 1000, "memory": memory, "pods": pods},
                 "allocatable": {
@@ -116,9 +132,9 @@ class _Run:
         self._on_event = on_event
         self._keep_events = events
         self._keep_bound = history
-        self.usage = _Usage(self.now, history=history)
-        self.cluster.subscribe(self.usage.on_change)
-        self.cluster.subscribe(self._watch_nominations)
+        self.usage = _Usage(self.cluster, self.now, history=history)
+        if self._reads_events():
+            self.cluster.subscribe(self._watch_nominations)
         self.controllers = Controllers(
             self.cluster,
             create_pods=self.create,
@@ -132,9 +148,18 @@ class _Run:
             registry=registry,
             seed=seed,
             explain=explain,
-            observer=self._observe,
+            observer=self._observe if self._reads_events() else None,
             opportunistic_batching=opportunistic_batching,
             metrics=metrics,
+        )
+
+    def _reads_events(self) -> bool:
+        """Whether anything takes the engine's events (without a reader, it makes none)."""
+        return (
+            self._keep_events
+            or self._keep_bound
+            or self.explain_sink is not None
+            or self._on_event is not None
         )
 
     def _observe(self, event: SchedulingEvent) -> None:
