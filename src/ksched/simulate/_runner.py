@@ -15,6 +15,7 @@ from ..scheduler import AttemptReport, Registry, Scheduler, SchedulingEvent
 from ._claims import stateful_set_claims
 from ._controllers import Controllers, owner_of
 from ._scenario import Scenario, ScenarioError
+from ._task_order import task_order_seeded
 
 ExplainSink = Callable[[str, dict[str, Any]], None]
 """Takes a pod's explanation (``namespace/name``, the ``explain`` entry) as it is made."""
@@ -565,11 +566,12 @@ def run_scenario(
             "groups": run.groups(),
         }
 
-    anyio.run(
-        main,
-        backend="trio",
-        backend_options={"clock": trio.testing.MockClock(autojump_threshold=0)},
-    )
+    with task_order_seeded(seed):
+        anyio.run(
+            main,
+            backend="trio",
+            backend_options={"clock": trio.testing.MockClock(autojump_threshold=0)},
+        )
     if runs and runs[0].sink_error is not None:
         raise runs[0].sink_error
     return result
