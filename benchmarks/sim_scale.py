@@ -23,6 +23,7 @@ import argparse
 import json
 import os
 import platform
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -37,6 +38,7 @@ SHAPES: dict[str, dict[str, Any]] = {
     "large": {"nodes": 50_000, "pods": 100_000, "node_cpu": "4", "pod_cpu": "2", "form": "json"},
 }
 RESULTS = Path(__file__).parent / "results" / "sim_scale.json"
+SRC = Path(__file__).resolve().parent.parent / "src"
 
 
 def _node(i: int, cpu: str) -> dict[str, Any]:
@@ -150,6 +152,58 @@ def write_result(result: dict[str, Any], out: str) -> None:
     if out:
         Path(out).write_text(text + "\n")
     print(text)
+
+
+def child_ab(child: str, keys: tuple[str, ...], *, default_shape: str, description: str) -> None:
+    """An in-process A/B of two source trees: ``child`` (a ``python -c`` program given the
+    shape's manifest files, printing one JSON object of ``keys``) runs in its own process
+    per tree and round, the trees alternating; medians, ranges and base/branch ratios."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--base", required=True, help="the A tree's src directory")
+    parser.add_argument("--branch", default=str(SRC), help="the B tree's src directory")
+    parser.add_argument("--shape", choices=list(SHAPES), default=default_shape)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--out", default="", help="result file ('' for stdout only)")
+    args = parser.parse_args()
+    trees = {"base": str(Path(args.base).resolve()), "branch": str(Path(args.branch).resolve())}
+    runs: dict[str, list[dict[str, float]]] = {"base": [], "branch": []}
+    with tempfile.TemporaryDirectory(prefix="sim-ab-") as tmp:
+        files = generate(Path(tmp), **SHAPES[args.shape])
+        for r in range(args.rounds):
+            for tree in ["base", "branch"] if r % 2 == 0 else ["branch", "base"]:
+                done = subprocess.run(
+                    [sys.executable, "-c", child, *map(str, files)],
+                    env={**os.environ, "PYTHONPATH": trees[tree]},
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                )
+                run = {k: round(v, 2) for k, v in json.loads(done.stdout).items()}
+                runs[tree].append(run)
+                print(f"{args.shape} {tree}: {run}", file=sys.stderr, flush=True)
+    medians: dict[str, Any] = {
+        tree: {
+            key: {
+                "median": statistics.median(r[key] for r in rs),
+                "range": [min(r[key] for r in rs), max(r[key] for r in rs)],
+            }
+            for key in keys
+        }
+        for tree, rs in runs.items()
+    }
+    medians["ratioBaseOverBranch"] = {
+        key: round(medians["base"][key]["median"] / medians["branch"][key]["median"], 2)
+        for key in keys
+        if medians["branch"][key]["median"]
+    }
+    result = {
+        **machine_header(),
+        "shape": {"name": args.shape, **SHAPES[args.shape]},
+        "rounds": args.rounds,
+        "medians": medians,
+        "runs": runs,
+    }
+    write_result(result, args.out)
 
 
 def main() -> None:

@@ -11,20 +11,11 @@ peak RSS. Medians, ranges and the base/branch ratios are what to quote on a shar
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
-import statistics
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
-from sim_scale import SHAPES, generate, machine_header, write_result
-
-HERE = Path(__file__).resolve().parent.parent / "src"
+from sim_scale import child_ab
 
 CHILD = """
 import io, json, resource, sys, time
@@ -79,58 +70,8 @@ KEYS = (
 )
 
 
-def _run(src: str, files: list[Path]) -> dict[str, float]:
-    env = {**os.environ, "PYTHONPATH": src}
-    done = subprocess.run(
-        [sys.executable, "-c", CHILD, *map(str, files)],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return {k: round(v, 2) for k, v in json.loads(done.stdout).items()}
-
-
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--base", required=True, help="the A tree's src directory")
-    parser.add_argument("--branch", default=str(HERE), help="the B tree's src directory")
-    parser.add_argument("--shape", choices=list(SHAPES), default="mid")
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--out", default="", help="result file ('' for stdout only)")
-    args = parser.parse_args()
-    trees = {"base": str(Path(args.base).resolve()), "branch": str(Path(args.branch).resolve())}
-    runs: dict[str, list[dict[str, float]]] = {"base": [], "branch": []}
-    with tempfile.TemporaryDirectory(prefix="sim-phases-") as tmp:
-        files = generate(Path(tmp), **SHAPES[args.shape])
-        for r in range(args.rounds):
-            for tree in ["base", "branch"] if r % 2 == 0 else ["branch", "base"]:
-                run = _run(trees[tree], files)
-                runs[tree].append(run)
-                print(f"{args.shape} {tree}: {run}", file=sys.stderr, flush=True)
-    medians: dict[str, Any] = {
-        tree: {
-            key: {
-                "median": statistics.median(r[key] for r in rs),
-                "range": [min(r[key] for r in rs), max(r[key] for r in rs)],
-            }
-            for key in KEYS
-        }
-        for tree, rs in runs.items()
-    }
-    medians["ratioBaseOverBranch"] = {
-        key: round(medians["base"][key]["median"] / medians["branch"][key]["median"], 2)
-        for key in KEYS
-        if medians["branch"][key]["median"]
-    }
-    result = {
-        **machine_header(),
-        "shape": {"name": args.shape, **SHAPES[args.shape]},
-        "rounds": args.rounds,
-        "medians": medians,
-        "runs": runs,
-    }
-    write_result(result, args.out)
+    child_ab(CHILD, KEYS, default_shape="mid", description=__doc__)
 
 
 if __name__ == "__main__":

@@ -344,16 +344,15 @@ class FilterRunner(FrameworkBase):
         has_nominated = nominated_for is not None and bool(nominated_nodes)
         # The hot path for a pod like an earlier one: only the rows changed since are
         # judged again (the whole-table scan is the same as below).
-        kept_key: Hashable | None = None
-        if (
+        # Verdicts can be kept by row for this pod's key: every Filter reads its own node.
+        keyable = (
             row_key is not None
-            and self.use_row_cache
             and recorder is None
             and nodes is table.infos
-            and not need_statuses
-            and not has_nominated
             and self._filters_local(skip)
-        ):
+        )
+        kept_key: Hashable | None = None
+        if keyable and self.use_row_cache and not need_statuses and not has_nominated:
             kept_key = (row_key, skip)
 
             def judge(row: int) -> bool | None:
@@ -369,13 +368,7 @@ class FilterRunner(FrameworkBase):
         # fits nowhere): only the rows changed since are judged again.
         rows_key: Hashable | None = None
         kept_rows: RowVerdicts | None = None
-        if (
-            row_key is not None
-            and self.verdict_cache
-            and recorder is None
-            and nodes is table.infos
-            and self._filters_local(skip)
-        ):
+        if keyable and self.verdict_cache:
             rows_key = (row_key, skip)
 
             def judge_status(row: int) -> Status:

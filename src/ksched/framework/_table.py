@@ -189,15 +189,7 @@ class NodeTable:
         self._oversized.discard(row)
         pods = len(info.pods)
         self._amounts[:, row] = (  # in the order of _AMOUNTS
-            alloc.milli_cpu,
-            alloc.memory,
-            alloc.ephemeral_storage,
-            alloc.allowed_pod_number,
-            req.milli_cpu,
-            req.memory,
-            req.ephemeral_storage,
-            nonzero.milli_cpu,
-            nonzero.memory,
+            *values[:9],  # allocatable, requested and non-zero requested, as above
             pods,
             alloc.milli_cpu - req.milli_cpu,
             alloc.memory - req.memory,

@@ -125,43 +125,35 @@ class PodInfo:
 
     @classmethod
     def of(cls, pod: Pod) -> PodInfo:
+        # Requests and host ports read the spec alone: kept for the pods sharing it. The
+        # (anti-)affinity terms also read the pod's namespace, so they are made per pod.
+        requests, non_zero_cpu, non_zero_memory, ports = _spec_values(pod)
         affinity = pod.spec.affinity
         if affinity is None or (
             affinity.pod_affinity is None and affinity.pod_anti_affinity is None
         ):
-            # No terms: what is derived reads the spec alone, kept for pods sharing it.
-            requests, non_zero_cpu, non_zero_memory, ports = _spec_values(pod)
             return cls(pod, requests, non_zero_cpu, non_zero_memory, [], [], [], [], ports)
-        non_zero = pod_requests(pod, non_zero=True)
         req_aff: list[AffinityTerm] = []
         req_anti: list[AffinityTerm] = []
         pref_aff: list[WeightedAffinityTerm] = []
         pref_anti: list[WeightedAffinityTerm] = []
-        if affinity is not None:
-            if affinity.pod_affinity is not None:
-                req_aff = [AffinityTerm.of(pod, t) for t in affinity.pod_affinity.required]
-                pref_aff = [
-                    WeightedAffinityTerm(AffinityTerm.of(pod, w.term), w.weight)
-                    for w in affinity.pod_affinity.preferred
-                ]
-            if affinity.pod_anti_affinity is not None:
-                req_anti = [AffinityTerm.of(pod, t) for t in affinity.pod_anti_affinity.required]
-                pref_anti = [
-                    WeightedAffinityTerm(AffinityTerm.of(pod, w.term), w.weight)
-                    for w in affinity.pod_anti_affinity.preferred
-                ]
-        sidecars = [c for c in pod.spec.init_containers if c.restart_policy == "Always"]
-        ports = [
-            (p.host_ip, p.protocol, p.host_port)
-            for c in (*sidecars, *pod.spec.containers)
-            for p in c.ports
-            if p.host_port > 0
-        ]
+        if affinity.pod_affinity is not None:
+            req_aff = [AffinityTerm.of(pod, t) for t in affinity.pod_affinity.required]
+            pref_aff = [
+                WeightedAffinityTerm(AffinityTerm.of(pod, w.term), w.weight)
+                for w in affinity.pod_affinity.preferred
+            ]
+        if affinity.pod_anti_affinity is not None:
+            req_anti = [AffinityTerm.of(pod, t) for t in affinity.pod_anti_affinity.required]
+            pref_anti = [
+                WeightedAffinityTerm(AffinityTerm.of(pod, w.term), w.weight)
+                for w in affinity.pod_anti_affinity.preferred
+            ]
         return cls(
             pod=pod,
-            requests=pod_requests(pod),
-            non_zero_cpu=non_zero.get(CPU, 0),
-            non_zero_memory=non_zero.get(MEMORY, 0),
+            requests=requests,
+            non_zero_cpu=non_zero_cpu,
+            non_zero_memory=non_zero_memory,
             required_affinity_terms=req_aff,
             required_anti_affinity_terms=req_anti,
             preferred_affinity_terms=pref_aff,

@@ -187,14 +187,20 @@ class FitBound:
     def remaining(self, node: NodeInfo, priority: int) -> tuple[int, ...]:
         """Pods, cpu, memory, ephemeral storage and the checked scalars in use on
         ``node`` once every pod of lower priority than ``priority`` is gone."""
+        return self.without_lower(node, priority)[0]
+
+    def without_lower(self, node: NodeInfo, priority: int) -> tuple[tuple[int, ...], list[PodInfo]]:
+        """:meth:`remaining`, and the pods of lower priority (in the node's order)."""
         used = node.requested
         num_pods = len(node.pods)
         cpu, memory, storage = used.milli_cpu, used.memory, used.ephemeral_storage
         scalars = self.scalars
         scalar_used = [used.scalar.get(name, 0) for name, _ in scalars]
+        lower: list[PodInfo] = []
         for info in node.pods:
             if info.pod.priority >= priority:
                 continue
+            lower.append(info)
             num_pods -= 1
             requests = info.requests
             cpu -= requests.get(_CPU, 0)
@@ -202,7 +208,7 @@ class FitBound:
             storage -= requests.get(_EPHEMERAL_STORAGE, 0)
             for i, (name, _) in enumerate(scalars):
                 scalar_used[i] -= requests.get(name, 0)
-        return (num_pods, cpu, memory, storage, *scalar_used)
+        return (num_pods, cpu, memory, storage, *scalar_used), lower
 
 
 @attrs.frozen
@@ -339,32 +345,15 @@ def fit_outcome(
     The same outcome as the remaining amounts, the Fit bound and the victims' reprieve
     step by step (``DefaultPreemption._dry_run_by_fit``) give.
     """
-    priority = pod.priority
-    used = node.requested
-    num_pods = len(node.pods)
-    cpu, memory, storage = used.milli_cpu, used.memory, used.ephemeral_storage
-    scalars = bound.scalars
-    scalar_used = [used.scalar.get(name, 0) for name, _ in scalars]
-    lower: list[PodInfo] = []
-    for info in node.pods:
-        if (info.pod.spec.priority or 0) >= priority:
-            continue
-        lower.append(info)
-        num_pods -= 1
-        requests = info.requests
-        cpu -= requests.get(_CPU, 0)
-        memory -= requests.get(_MEMORY, 0)
-        storage -= requests.get(_EPHEMERAL_STORAGE, 0)
-        for i, (name, _) in enumerate(scalars):
-            scalar_used[i] -= requests.get(name, 0)
-    if bound._lacks_room(node.allocatable, num_pods, cpu, memory, storage, scalar_used):
+    amounts, lower = bound.without_lower(node, pod.priority)
+    if bound.lacks_room_at(node, amounts):
         return (None, None), False
     if not lower:
         return (None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (MSG_NO_VICTIMS,))), False
     if not node_checks_pass(state, pod, node, node_checks):
         return None, False
     lower.sort(key=by_importance(now()))
-    evicted = bound.reprieve(node, (num_pods, cpu, memory, storage, *scalar_used), lower)
+    evicted = bound.reprieve(node, amounts, lower)
     victims = tuple(info.pod for info, out in zip(lower, evicted, strict=True) if out)
     reads_now = order_reads_now(lower)
     if not victims:
