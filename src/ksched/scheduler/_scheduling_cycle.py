@@ -155,10 +155,10 @@ class SchedulingCycle(BindingCycle):
                 ),
                 clear_nomination=True,
             )
-        t = self._now() if self.metrics is not None else 0.0
+        t = self._now() if self._measure else 0.0
         found = await self._schedule_pod(fw, state, pod, report)
-        if self.metrics is not None:
-            t = self._spent_algorithm(t)
+        if self._measure:
+            t = self._spent_algorithm(t)  # PostFilter's time is counted from here
         if report is not None:
             self._record_attempt(pod, report)
         if isinstance(found, FitError):
