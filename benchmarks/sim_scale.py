@@ -154,6 +154,19 @@ def write_result(result: dict[str, Any], out: str) -> None:
     print(text)
 
 
+def write_ab_result(args: argparse.Namespace, medians: Any, runs: Any) -> None:
+    """An A/B run's result file: the machine, the shape (``args.shape``), the rounds, the
+    medians and every run."""
+    result = {
+        **machine_header(),
+        "shape": {"name": args.shape, **SHAPES[args.shape]},
+        "rounds": args.rounds,
+        "medians": medians,
+        "runs": runs,
+    }
+    write_result(result, args.out)
+
+
 def child_ab(child: str, keys: tuple[str, ...], *, default_shape: str, description: str) -> None:
     """An in-process A/B of two source trees: ``child`` (a ``python -c`` program given the
     shape's manifest files, printing one JSON object of ``keys``) runs in its own process
@@ -196,14 +209,7 @@ def child_ab(child: str, keys: tuple[str, ...], *, default_shape: str, descripti
         for key in keys
         if medians["branch"][key]["median"]
     }
-    result = {
-        **machine_header(),
-        "shape": {"name": args.shape, **SHAPES[args.shape]},
-        "rounds": args.rounds,
-        "medians": medians,
-        "runs": runs,
-    }
-    write_result(result, args.out)
+    write_ab_result(args, medians, runs)
 
 
 def main() -> None:

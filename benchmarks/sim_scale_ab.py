@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
-from sim_scale import SHAPES, generate, machine_header, measure, write_result
+from sim_scale import SHAPES, generate, measure, write_ab_result
 
 HERE = Path(__file__).resolve().parent.parent / "src"
 
@@ -63,14 +63,7 @@ def main() -> None:
             med["base"]["cpuSeconds"] / med["branch"]["cpuSeconds"], 2
         )
         summary[output] = med
-    result = {
-        **machine_header(),
-        "shape": {"name": args.shape, **SHAPES[args.shape]},
-        "rounds": args.rounds,
-        "medians": summary,
-        "runs": runs,
-    }
-    write_result(result, args.out)
+    write_ab_result(args, summary, runs)
 
 
 if __name__ == "__main__":
