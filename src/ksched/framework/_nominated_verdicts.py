@@ -50,8 +50,6 @@ _KEYS_LIMIT = 256
 _SWEEPS_LIMIT = 16
 _ROW_KEYS = 8
 """Pod keys whose verdicts on every row are kept."""
-_MAX_REFRESH = 4096
-"""Above this many refreshed rows kept row verdicts are dropped, not brought up to date."""
 
 _NODE_LOCAL: tuple[type, ...] | None = None
 
@@ -289,13 +287,8 @@ class RowVerdicts:
     def catch_up(self, table: NodeTable, judge: Callable[[int], Status]) -> bool:
         """Judge again the rows the table refreshed since; False when that cannot be done
         (another epoch, too many rows, an error, too many distinct statuses)."""
-        if table.epoch != self.epoch:
-            return False
-        log = table.changed_rows
-        if self.seen == len(log):
-            return True
-        rows = sorted(set(log[self.seen :]))
-        if len(rows) > _MAX_REFRESH:
+        rows = table.changed_since(self.epoch, self.seen)
+        if rows is None:
             return False
         which, slot, distinct = self.which, self._slot, self.distinct
         for row in rows:
@@ -312,7 +305,7 @@ class RowVerdicts:
                 k = slot[status] = len(distinct)
                 distinct.append(status)
             which[row] = k
-        self.seen = len(log)
+        self.seen = len(table.changed_rows)
         return True
 
     def mask(self) -> BoolArray:

@@ -39,8 +39,6 @@ _ASKED = 64
 """Signatures remembered as asked for a score column once."""
 _PER_ROW = 16
 """Up to this many changed rows a column is refreshed per node, not by the batch form."""
-_MAX_REFRESH = 4096
-"""Above this many refreshed rows a kept view is dropped, not brought up to date."""
 
 _ROW_LOCAL_SCORES: tuple[type, ...] | None = None
 
@@ -195,16 +193,10 @@ class RowCache:
 def _catch_up(kept: _Kept, table: NodeTable, refresh: Callable[[list[int]], bool]) -> bool:
     """Bring ``kept`` up to the table's change log with ``refresh(rows)``; False when it
     cannot be (another epoch, too many rows, or ``refresh`` failed)."""
-    if kept.epoch != table.epoch:
+    rows = table.changed_since(kept.epoch, kept.seen)
+    if rows is None or (rows and not refresh(rows)):
         return False
-    log = table.changed_rows
-    if kept.seen == len(log):
-        return True
-    # Usually one row (the node the previous pod went to) since the last look.
-    rows = [log[-1]] if kept.seen == len(log) - 1 else sorted(set(log[kept.seen :]))
-    if len(rows) > _MAX_REFRESH or not refresh(rows):
-        return False
-    kept.seen = len(log)
+    kept.seen = len(table.changed_rows)
     return True
 
 

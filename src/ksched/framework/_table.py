@@ -30,6 +30,8 @@ EXACT_LIMIT = 1 << 53
 the table then reports itself inexact and batch forms step aside."""
 
 _EPOCHS = itertools.count(1)
+MAX_REFRESH = 4096
+"""Above this many refreshed rows a kept view is dropped, not brought up to date."""
 _CHANGE_LOG_LIMIT = 1 << 16
 """Rows logged before the log starts over under a new epoch (kept views then rebuild)."""
 
@@ -155,6 +157,19 @@ class NodeTable:
 
     def __len__(self) -> int:
         return len(self.infos)
+
+    def changed_since(self, epoch: int, seen: int) -> list[int] | None:
+        """The rows refreshed after a view of ``epoch`` took in ``seen`` entries of
+        :attr:`changed_rows`, each once and ascending; None when the view cannot be
+        brought up to date (another epoch, or more than ``MAX_REFRESH`` rows)."""
+        if epoch != self.epoch:
+            return None
+        log = self.changed_rows
+        if seen == len(log):
+            return []
+        # Usually one row (the node the previous pod went to) since the last look.
+        rows = [log[-1]] if seen == len(log) - 1 else sorted(set(log[seen:]))
+        return None if len(rows) > MAX_REFRESH else rows
 
     @property
     def exact(self) -> bool:
