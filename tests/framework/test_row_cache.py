@@ -66,7 +66,7 @@ async def test_kept_masks_and_columns_equal_batch_forms(
 ) -> None:
     if anyio_backend != "asyncio":
         pytest.skip("pure computation: one backend is enough")
-    hits = {"mask": 0, "column": 0}
+    hits = {"mask": 0, "column": 0, "summed": 0}
     mask, scores = RowCache.mask, RowCache.scores
 
     def counted_mask(self: RowCache, *args: Any) -> Any:
@@ -76,7 +76,8 @@ async def test_kept_masks_and_columns_equal_batch_forms(
 
     def counted_scores(self: RowCache, *args: Any) -> Any:
         out = scores(self, *args)
-        hits["column"] += out is not None
+        # A tuple of plugin names: the one column of several plugins' weighted sums.
+        hits["summed" if isinstance(args[1], tuple) else "column"] += out is not None
         return out
 
     monkeypatch.setattr(RowCache, "mask", counted_mask)
@@ -123,6 +124,7 @@ async def test_kept_masks_and_columns_equal_batch_forms(
     assert scheduled > CYCLES // 3
     # Kept masks and columns did the work on many cycles.
     assert hits["mask"] > CYCLES // 4 and hits["column"] > CYCLES // 4, hits
+    assert hits["summed"] > CYCLES // 4, hits
 
 
 def test_a_column_is_built_the_second_time_a_key_asks() -> None:
@@ -146,3 +148,69 @@ def test_pods_with_equal_spec_share_a_key() -> None:
     b = make_pod("b").req(cpu="1", memory="1Gi").toleration("k", "v").obj()
     c = make_pod("c").req(cpu="2", memory="1Gi").toleration("k", "v").obj()
     assert pod_row_key(a) == pod_row_key(b) != pod_row_key(c)
+
+
+async def _summed_scheduler(nodes: int) -> Scheduler:
+    scheduler = Scheduler(cluster=InMemoryCluster(), seed=3)
+    for i in range(nodes):
+        node = make_node(f"n{i}").resources({"cpu": str(2 + i % 3), "memory": "8Gi", "pods": 110})
+        scheduler.cache.add_node(node.obj())
+    return scheduler
+
+
+@pytest.mark.anyio
+async def test_summed_column_gives_the_totals_of_the_plugins_one_by_one(
+    anyio_backend: str,
+) -> None:
+    if anyio_backend != "asyncio":
+        pytest.skip("pure computation: one backend is enough")
+    scheduler = await _summed_scheduler(40)
+    fw = scheduler.frameworks["default-scheduler"]
+    scheduler.cache.update_snapshot(scheduler.snapshot)
+    table = scheduler.snapshot.table
+    pod = make_pod("p").req(cpu="500m", memory="1Gi").obj()
+    infos = scheduler.snapshot.list()
+    rows = np.arange(len(infos), dtype=np.int64)
+    key = pod_row_key(pod)
+    for attempt in range(3):  # asked, built, then read
+        state = CycleState()
+        assert (await fw.run_pre_score(state, pod, infos)).is_success
+        whole = await fw.run_score(state, pod, infos, table=table, rows=rows, row_key=key)
+        summed = await fw.run_score(
+            state, pod, infos, table=table, rows=rows, row_key=key, plugin_scores=False
+        )
+        assert whole.error is None and summed.error is None
+        assert summed.total.tolist() == whole.total.tolist(), attempt
+    # The summed plugins' own scores are left out when only the total is asked for.
+    assert {"NodeResourcesFit", "NodeResourcesBalancedAllocation"} <= set(whole.scores)
+    assert not {"NodeResourcesFit", "NodeResourcesBalancedAllocation"} & set(summed.scores)
+
+
+@pytest.mark.anyio
+async def test_a_summed_plugin_out_of_range_is_reported_by_its_own_scoring(
+    anyio_backend: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if anyio_backend != "asyncio":
+        pytest.skip("pure computation: one backend is enough")
+    from ksched.plugins.node_resources_fit import NodeResourcesFit
+
+    # Patched before the profile is built: the framework binds the methods then.
+    monkeypatch.setattr(
+        NodeResourcesFit, "score_batch", lambda *a: np.full(len(a[-1]), 101, dtype=np.int64)
+    )
+    monkeypatch.setattr(NodeResourcesFit, "score", lambda *a: 101)
+    scheduler = await _summed_scheduler(10)
+    fw = scheduler.frameworks["default-scheduler"]
+    scheduler.cache.update_snapshot(scheduler.snapshot)
+    table = scheduler.snapshot.table
+    pod = make_pod("p").req(cpu="500m").obj()
+    infos = scheduler.snapshot.list()
+    rows = np.arange(len(infos), dtype=np.int64)
+    for _ in range(3):
+        state = CycleState()
+        assert (await fw.run_pre_score(state, pod, infos)).is_success
+        out = await fw.run_score(
+            state, pod, infos, table=table, rows=rows, row_key=pod_row_key(pod), plugin_scores=False
+        )
+        assert out.error is not None and out.error.plugin == "NodeResourcesFit"
+        assert "invalid score 101" in out.error.message

@@ -152,6 +152,11 @@ class FrameworkBase:
             p.name for p in self._score if type(self.plugins[p.name]) in local_scores
         )
         """Score plugins whose raw score of a node reads only that node and the pod."""
+        self._summed_for: dict[
+            frozenset[str], tuple[tuple[ScorePluginEntry, ...], frozenset[str]]
+        ] = {}
+        """Per set of skipped Score plugins: the row-local ones kept as one column of
+        weighted sums (see Framework.run_score)."""
         self._local_filters_for: dict[frozenset[str], bool] = {}
         self.row_cache = RowCache()
         """Filter masks and Score columns kept per pod signature between cycles."""

@@ -39,14 +39,22 @@ def default_normalize_scores(scores: IntArray, *, reverse: bool = False) -> None
     """:func:`default_normalize_score` over an int64 array, in place."""
     if len(scores) == 0:
         return
-    highest = max(0, int(np.maximum.reduce(scores)))  # scores.max() without its wrapper
-    if highest == 0:
+    highest = int(_max(scores))
+    if highest <= 0:  # no positive score
         if reverse:
-            scores[:] = MAX_NODE_SCORE
+            scores.fill(MAX_NODE_SCORE)
         return
-    scaled = MAX_NODE_SCORE * scores
-    if np.minimum.reduce(scores) >= 0:
-        normalized = scaled // highest  # floor is Go's truncating division here
+    if _min(scores) >= 0:
+        # In place: floor is Go's truncating division for these non-negative values.
+        np.multiply(scores, MAX_NODE_SCORE, out=scores)
+        np.floor_divide(scores, highest, out=scores)
     else:
-        normalized = np.sign(scaled) * (np.abs(scaled) // highest)  # Go's truncating division
-    scores[:] = MAX_NODE_SCORE - normalized if reverse else normalized
+        scaled = MAX_NODE_SCORE * scores
+        scores[:] = np.sign(scaled) * (np.abs(scaled) // highest)  # Go's truncating division
+    if reverse:
+        np.subtract(MAX_NODE_SCORE, scores, out=scores)
+
+
+_max = np.maximum.reduce
+"""``ndarray.max`` without its Python-level wrapper."""
+_min = np.minimum.reduce

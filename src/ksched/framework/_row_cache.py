@@ -92,7 +92,7 @@ class RowCache:
 
     def __init__(self) -> None:
         self._masks: OrderedDict[Hashable, _Kept] = OrderedDict()
-        self._columns: OrderedDict[tuple[Hashable, str], _Kept] = OrderedDict()
+        self._columns: OrderedDict[tuple[Hashable, Hashable], _Kept] = OrderedDict()
         self._asked: OrderedDict[Hashable, None] = OrderedDict()
 
     def clear(self) -> None:
@@ -137,18 +137,22 @@ class RowCache:
     def scores(
         self,
         key: Hashable,
-        plugin: str,
+        plugin: Hashable,
         table: NodeTable,
         rows: IntArray,
         score_rows: Callable[[IntArray], IntArray | None],
         score_row: Callable[[int], int],
+        high: int = MAX_NODE_SCORE,
     ) -> IntArray | None:
         """Raw scores at ``rows`` from the kept column of ``plugin`` for ``key``; None
         when there is none to read (the caller scores ``rows`` itself). The column is
         built with ``score_rows(rows)`` (the batch form) and brought up to date row by
         row with ``score_row(row)`` (the per-node method: cheaper for a few rows). Every
-        kept score is within [MIN_NODE_SCORE, MAX_NODE_SCORE]: a column that would hold
-        another is dropped, so the caller's own scoring reports it."""
+        kept score is within [MIN_NODE_SCORE, ``high``]: a column that would hold
+        another is dropped, so the caller's own scoring reports it.
+
+        ``plugin`` names the column: a plugin's name, or a tuple of names for a column of
+        several plugins' weighted sums (``high`` then bounds the sum)."""
         slot = (key, plugin)
         kept = self._columns.get(slot)
         n = len(table)
@@ -159,13 +163,13 @@ class RowCache:
                 if len(changed) <= _PER_ROW:
                     for row in changed:
                         value = score_row(row)
-                        if not MIN_NODE_SCORE <= value <= MAX_NODE_SCORE:
+                        if not MIN_NODE_SCORE <= value <= high:
                             return False
                         column[row] = value
                     return True
                 at = np.array(changed, dtype=np.int64)
                 fresh = score_rows(at)
-                if fresh is None or not _is_column(fresh, len(at)) or not _in_range(fresh):
+                if fresh is None or not _is_column(fresh, len(at)) or not _in_range(fresh, high):
                     return False
                 column[at] = fresh
                 return True
@@ -180,7 +184,7 @@ class RowCache:
                     self._asked.popitem(last=False)
                 return None
             values = score_rows(np.arange(n, dtype=np.int64))
-            if values is None or not _is_column(values, n) or not _in_range(values):
+            if values is None or not _is_column(values, n) or not _in_range(values, high):
                 return None
             kept = self._columns[slot] = _Kept(table.epoch, len(table.changed_rows), values)
             if len(self._columns) > _KEYS * 4:
@@ -200,10 +204,8 @@ def _catch_up(kept: _Kept, table: NodeTable, refresh: Callable[[list[int]], bool
     return True
 
 
-def _in_range(values: IntArray) -> bool:
-    return not len(values) or (
-        int(values.min()) >= MIN_NODE_SCORE and int(values.max()) <= MAX_NODE_SCORE
-    )
+def _in_range(values: IntArray, high: int = MAX_NODE_SCORE) -> bool:
+    return not len(values) or (int(values.min()) >= MIN_NODE_SCORE and int(values.max()) <= high)
 
 
 def _is_column(values: object, size: int) -> bool:

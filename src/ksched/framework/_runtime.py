@@ -69,6 +69,10 @@ def _out_of_range(values: IntArray) -> bool:
     return bool(_max(values.view(np.uint64)) > MAX_NODE_SCORE)
 
 
+def _in_range(values: IntArray) -> bool:
+    return not len(values) or not _out_of_range(values)
+
+
 _max = np.maximum.reduce
 """``ndarray.max`` without its Python-level wrapper (a few µs per call, twice per pod)."""
 
@@ -167,12 +171,16 @@ class Framework(FilterRunner):
         table: NodeTable | None = None,
         rows: IntArray | None = None,
         row_key: Hashable | None = None,
+        plugin_scores: bool = True,
     ) -> ScoreOutcome:
         """Score, NormalizeScore, weight, total (# framework.go RunScorePlugins).
 
         With ``table`` and the nodes' ``rows`` in it, plugins' batch forms score all
         nodes at once; with the pod's ``row_key`` too, row-local plugins' raw scores
-        are read from columns kept for equal pods.
+        are read from columns kept for equal pods. Without ``plugin_scores`` only the
+        total is asked for: the outcome may then leave out the scores of the row-local
+        plugins that need no NormalizeScore, read together as one column of their
+        weighted sums.
         """
         batch_ok = table is not None and rows is not None and self.batching and table.exact
         total: IntArray | None = None
@@ -188,6 +196,13 @@ class Framework(FilterRunner):
             if batch_ok and row_key is not None and recorder is None and self.use_row_cache
             else None
         )
+        if kept_key is not None and not plugin_scores:
+            assert table is not None and rows is not None
+            summed, summed_names = self._summed_plugins(skip)
+            if summed:
+                total = self._kept_sums(kept_key, summed, state, pod, table, rows)
+                if total is not None:
+                    skip = skip | summed_names  # their weighted sums are in the total
         for sp in self._score:
             if sp.name in skip:
                 continue
@@ -295,6 +310,69 @@ class Framework(FilterRunner):
             return self.row_cache.scores(
                 key, sp.name, table, rows, partial(sp.batch, state, pod, table), score_row
             )
+        except Exception:
+            return None
+
+    def _summed_plugins(
+        self, skip: frozenset[str]
+    ) -> tuple[tuple[ScorePluginEntry, ...], frozenset[str]]:
+        """The Score plugins (not skipped) whose weighted raw scores can be kept summed in
+        one column, and their names: row-local, with a batch form, without
+        NormalizeScore; none for fewer than two."""
+        found = self._summed_for.get(skip)
+        if found is None:
+            summed = tuple(
+                sp
+                for sp in self._score
+                if sp.name not in skip
+                and sp.name in self._row_local_scores
+                and sp.batch is not None
+                and sp.normalize is None
+            )
+            if len(summed) < 2:
+                summed = ()
+            found = self._summed_for[skip] = (summed, frozenset(sp.name for sp in summed))
+        return found
+
+    def _kept_sums(
+        self,
+        key: Hashable,
+        summed: tuple[ScorePluginEntry, ...],
+        state: CycleState,
+        pod: Pod,
+        table: NodeTable,
+        rows: IntArray,
+    ) -> IntArray | None:
+        """The sums of ``summed``'s weighted raw scores at ``rows``, from the column kept
+        for equal pods (one read instead of one per plugin); None when there is none or
+        a plugin fails or leaves the score range (each plugin then scores on its own
+        and reports it)."""
+        infos = table.infos
+
+        def score_rows(at: IntArray) -> IntArray | None:
+            out: IntArray | None = None
+            for sp in summed:
+                assert sp.batch is not None
+                values = sp.batch(state, pod, table, at)
+                if values is None or not is_scores(values, len(at)) or not _in_range(values):
+                    return None
+                weighted = values * sp.weight
+                out = weighted if out is None else out + weighted
+            return out
+
+        def score_row(row: int) -> int:
+            sum_ = 0
+            for sp in summed:
+                value = int(sp.call.fn(state, pod, infos[row]))
+                if not MIN_NODE_SCORE <= value <= MAX_NODE_SCORE:
+                    return -1  # out of range: the column is dropped
+                sum_ += value * sp.weight
+            return sum_
+
+        high = MAX_NODE_SCORE * sum(sp.weight for sp in summed)
+        names = tuple(sp.name for sp in summed)
+        try:
+            return self.row_cache.scores(key, names, table, rows, score_rows, score_row, high)
         except Exception:
             return None
 

@@ -38,6 +38,7 @@ from ..framework import (
     default_normalize_scores,
     tolerations_signer,
 )
+from ..framework._spec_memo import SpecMemo
 
 __all__ = ["ERR_REASON_UNTOLERATED", "TaintToleration"]
 
@@ -70,10 +71,20 @@ class _PreScoreState:
         return self
 
 
+def _soft_tolerations(pod: Pod) -> _PreScoreState:
+    return _PreScoreState(
+        tuple(t for t in pod.spec.tolerations if not t.effect or t.effect == _PREFER_NO_SCHEDULE)
+    )
+
+
 class TaintToleration:
     """Keeps pods off nodes whose taints they do not tolerate; prefers fewer soft taints."""
 
     name = "TaintToleration"
+
+    def __init__(self) -> None:
+        # The PreScore state reads only the pod's spec and nobody changes it: one per spec.
+        self._pre_score_state = SpecMemo(_soft_tolerations)
 
     @classmethod
     def new(cls, args: Mapping[str, Any] | None, handle: Handle) -> TaintToleration:
@@ -136,10 +147,7 @@ class TaintToleration:
     # -- PreScore / Score
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
-        tolerations = tuple(
-            t for t in pod.spec.tolerations if not t.effect or t.effect == _PREFER_NO_SCHEDULE
-        )
-        state.write(PRE_SCORE_STATE_KEY, _PreScoreState(tolerations))
+        state.write(PRE_SCORE_STATE_KEY, self._pre_score_state(pod))
         return None
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:

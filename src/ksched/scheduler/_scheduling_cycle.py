@@ -381,7 +381,13 @@ class SchedulingCycle(BindingCycle):
         if not status.is_success:
             return status
         scores = await fw.run_score(
-            state, pod, feasible, table=self.snapshot.table, rows=rows, row_key=row_key
+            state,
+            pod,
+            feasible,
+            table=self.snapshot.table,
+            rows=rows,
+            row_key=row_key,
+            plugin_scores=report is not None,
         )
         if scores.error is not None:
             return scores.error

@@ -352,6 +352,10 @@ class NodeInclusion:
         return not (c.node_taints_policy == HONOR and not self.taints_tolerated(node))
 
 
+_EVERYTHING = Selector(())
+"""What no Service and no controller select for the defaults (a plain pod): everything."""
+
+
 def default_selector(pod: Pod, cluster: ClusterStore) -> Selector:
     """The selector of the Services that select ``pod`` and of the ReplicationController,
     ReplicaSet or StatefulSet that controls it (upstream helper.DefaultSelector)."""
@@ -364,7 +368,7 @@ def default_selector(pod: Pod, cluster: ClusterStore) -> Selector:
         selector = service.selector
         if selector and all(pod_labels.get(k) == v for k, v in selector.items()):
             merged.update(selector)
-    result = Selector.from_set(merged)
+    result = Selector.from_set(merged) if merged else _EVERYTHING
 
     owner = next((o for o in pod.metadata.owner_references if o.controller), None)
     if owner is None:

@@ -62,6 +62,12 @@ PRE_SCORE_STATE_KEY = "PreScore" + NAME
 _SKIP = Status(Code.SKIP)
 _NOT_MATCH = Status(Code.UNSCHEDULABLE, (ERR_REASON_CONSTRAINTS_NOT_MATCH,))
 _MISSING_LABEL = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_REASON_NODE_LABEL_NOT_MATCH,))
+_OWN_CONSTRAINTS_UNSIGNABLE = Status(
+    Code.UNSCHEDULABLE, ("pods with topology constraints are not signable",)
+)
+_DEFAULT_CONSTRAINTS_UNSIGNABLE = Status(
+    Code.UNSCHEDULABLE, ("pods with default topology constraints are not signable",)
+)
 
 
 class PodTopologySpread:
@@ -261,11 +267,9 @@ class PodTopologySpread:
         """Spreading depends on where other pods are: a pod with constraints, given or
         defaulted, cannot be signed."""
         if pod.spec.topology_spread_constraints:
-            return Status(Code.UNSCHEDULABLE, ("pods with topology constraints are not signable",))
+            return _OWN_CONSTRAINTS_UNSIGNABLE
         if self._default_constraints:
-            return Status(
-                Code.UNSCHEDULABLE, ("pods with default topology constraints are not signable",)
-            )
+            return _DEFAULT_CONSTRAINTS_UNSIGNABLE
         return ()
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:

@@ -243,7 +243,7 @@ class VolumeBinding:
         # volumebinding/volume_binding.go PreBindPreFlight"""
         data: _State | None = state.get(STATE_KEY)
         if data is not None and data.all_bound:
-            return Status(Code.SKIP)
+            return _SKIP
         return None
 
     async def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
