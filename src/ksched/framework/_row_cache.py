@@ -190,7 +190,7 @@ class RowCache:
             if len(self._columns) > _KEYS * 4:
                 self._columns.popitem(last=False)
         self._columns.move_to_end(slot)
-        out: IntArray = kept.values.take(rows)
+        out: IntArray = kept.values[rows]  # indexing: about twice as fast as .take here
         return out
 
 
