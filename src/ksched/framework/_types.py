@@ -338,6 +338,8 @@ class NodeInfo:
         self.generation += 1
 
     def clone(self) -> NodeInfo:
+        """A copy whose pod lists and amounts change apart from this one's. ``allocatable``
+        is shared: it is only ever replaced (``set_node``), never changed in place."""
         return NodeInfo(
             node=self.node,
             name=self.name,
@@ -347,7 +349,7 @@ class NodeInfo:
             used_ports=self.used_ports.clone(),
             requested=self.requested.clone(),
             non_zero_requested=self.non_zero_requested.clone(),
-            allocatable=self.allocatable.clone(),
+            allocatable=self.allocatable,
             image_states=self.image_states,
             generation=self.generation,
         )
