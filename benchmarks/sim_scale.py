@@ -105,7 +105,7 @@ def child_env(directory: Path, src: str = "") -> dict[str, str]:
 def warm(command: list[str], directory: Path, env: dict[str, str]) -> None:
     """Fill ``env``'s bytecode cache: ``command`` simulates a tiny shape once per output."""
     tiny = directory / "warm"
-    tiny.mkdir(exist_ok=True)
+    tiny.mkdir(parents=True, exist_ok=True)
     nodes = generate(tiny, nodes=2, pods=2, node_cpu="4", pod_cpu="1", form="json")[0]
     pods = generate(tiny, nodes=2, pods=2, node_cpu="4", pod_cpu="1", form="yaml")[1]
     files = [nodes, pods]  # both readers
