@@ -252,6 +252,10 @@ class HostPortInfo:
     def __len__(self) -> int:
         return sum(len(p) for p in self._by_ip.values())
 
+    def __bool__(self) -> bool:
+        # An ip's set is dropped when its last pair goes, so any entry means a port in use.
+        return bool(self._by_ip)
+
     def clone(self) -> HostPortInfo:
         copy = HostPortInfo()
         copy._by_ip = {ip: set(pairs) for ip, pairs in self._by_ip.items()}
