@@ -217,6 +217,8 @@ class InMemoryCluster:
     def resolve_priority(self, pod: Pod) -> Pod:
         """The pod with ``spec.priority`` (and preemption policy) from its PriorityClass."""
         classes: dict[str, PriorityClass] = self._objects.get("PriorityClass", {})
+        if not classes and not pod.spec.priority_class_name:
+            return pod  # no class to take a value from, no system class named
         chosen: PriorityClass | None = None
         if pod.spec.priority_class_name:
             chosen = classes.get(pod.spec.priority_class_name)
