@@ -9,7 +9,10 @@ temporary directory and run through the ``ksched`` command in a child process ea
   ``kubectl get -o json`` writes them; every pod bound, two per node.
 
 Each run is measured as the operating system sees it (``os.wait4`` of the child: wall time,
-peak RSS); stdout goes to a file whose size is reported.
+peak RSS); stdout goes to a file whose size is reported. Every child writes and reads its
+bytecode in one cache directory per source tree (``PYTHONPYCACHEPREFIX``), warmed by a tiny
+run first: a run measures what a user sees on a second run, also where
+``PYTHONDONTWRITEBYTECODE`` is set (it would make every run compile every module).
 
     python benchmarks/sim_scale.py                       # both shapes, table and json
     python benchmarks/sim_scale.py --shape small --explain-all
@@ -89,12 +92,38 @@ def generate(
     return files
 
 
-def measure(argv: list[str], out: Path) -> dict[str, Any]:
+def child_env(directory: Path, src: str = "") -> dict[str, str]:
+    """The environment of a measured child: ``PYTHONPATH`` at ``src`` (if given) and a
+    bytecode cache of its own in ``directory`` (written even under PYTHONDONTWRITEBYTECODE)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = str(directory / "pycache")
+    if src:
+        env["PYTHONPATH"] = src
+    return env
+
+
+def warm(command: list[str], directory: Path, env: dict[str, str]) -> None:
+    """Fill ``env``'s bytecode cache: ``command`` simulates a tiny shape once per output."""
+    tiny = directory / "warm"
+    tiny.mkdir(parents=True, exist_ok=True)
+    nodes = generate(tiny, nodes=2, pods=2, node_cpu="4", pod_cpu="1", form="json")[0]
+    pods = generate(tiny, nodes=2, pods=2, node_cpu="4", pod_cpu="1", form="yaml")[1]
+    files = [nodes, pods]  # both readers
+    for output in ("table", "json"):
+        subprocess.run(
+            [*command, "simulate", *(a for f in files for a in ("-f", str(f))), "-o", output],
+            env=env,
+            capture_output=True,
+            check=True,
+        )
+
+
+def measure(argv: list[str], out: Path, env: dict[str, str] | None = None) -> dict[str, Any]:
     """Run ``argv`` with stdout to ``out``; wall seconds, peak RSS (MiB), output bytes."""
     load = os.getloadavg()[0]  # the machine is shared: wall time is only as good as this
     with out.open("wb") as stdout:
         start = time.perf_counter()
-        proc = subprocess.Popen(argv, stdout=stdout, stderr=subprocess.PIPE)
+        proc = subprocess.Popen(argv, stdout=stdout, stderr=subprocess.PIPE, env=env)
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - start
     assert proc.stderr is not None
@@ -123,6 +152,8 @@ def run_shape(
     with tempfile.TemporaryDirectory(prefix="sim-scale-") as tmp:
         directory = Path(tmp)
         files = generate(directory, **shape)
+        env = child_env(directory)
+        warm(command, directory, env)
         base = [*command, "simulate", *(a for f in files for a in ("-f", str(f)))]
         forms = [(o, ["--output", o]) for o in outputs]
         if explain_all:
@@ -130,7 +161,7 @@ def run_shape(
             forms.append(("json --explain all", ["--output", "json", "--explain", "all"]))
         for label, extra in forms:
             print(f"{name}: {label} ...", file=sys.stderr, flush=True)
-            run = measure([*base, *extra], directory / "out")
+            run = measure([*base, *extra], directory / "out", env)
             result["runs"][label] = run
             print(f"{name}: {label}: {run}", file=sys.stderr, flush=True)
     runs = result["runs"]
@@ -180,13 +211,17 @@ def child_ab(child: str, keys: tuple[str, ...], *, default_shape: str, descripti
     args = parser.parse_args()
     trees = {"base": str(Path(args.base).resolve()), "branch": str(Path(args.branch).resolve())}
     runs: dict[str, list[dict[str, float]]] = {"base": [], "branch": []}
+    ksched = [str(Path(sys.executable).with_name("ksched"))]
     with tempfile.TemporaryDirectory(prefix="sim-ab-") as tmp:
         files = generate(Path(tmp), **SHAPES[args.shape])
+        envs = {tree: child_env(Path(tmp) / tree, src) for tree, src in trees.items()}
+        for tree, env in envs.items():
+            warm(ksched, Path(tmp) / tree, env)
         for r in range(args.rounds):
             for tree in ["base", "branch"] if r % 2 == 0 else ["branch", "base"]:
                 done = subprocess.run(
                     [sys.executable, "-c", child, *map(str, files)],
-                    env={**os.environ, "PYTHONPATH": trees[tree]},
+                    env=envs[tree],
                     capture_output=True,
                     text=True,
                     check=True,

@@ -10,7 +10,6 @@ on a shared machine.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
 import tempfile
@@ -18,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
-from sim_scale import SHAPES, generate, measure, write_ab_result
+from sim_scale import SHAPES, child_env, generate, measure, warm, write_ab_result
 
 HERE = Path(__file__).resolve().parent.parent / "src"
 
@@ -38,12 +37,14 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="sim-ab-") as tmp:
         files = generate(Path(tmp), **SHAPES[args.shape])
         base = [ksched, "simulate", *(a for f in files for a in ("-f", str(f)))]
+        envs = {tree: child_env(Path(tmp) / tree, src) for tree, src in trees.items()}
+        for tree, env in envs.items():
+            warm([ksched], Path(tmp) / tree, env)
         for r in range(args.rounds):
             order = ["base", "branch"] if r % 2 == 0 else ["branch", "base"]
             for output in args.outputs.split(","):
                 for tree in order:
-                    os.environ["PYTHONPATH"] = trees[tree]
-                    run = measure([*base, "--output", output], Path(tmp) / "out")
+                    run = measure([*base, "--output", output], Path(tmp) / "out", envs[tree])
                     runs.setdefault(output, {}).setdefault(tree, []).append(run)
                     print(f"{args.shape} {output} {tree}: {run}", file=sys.stderr, flush=True)
     summary: dict[str, Any] = {}

@@ -42,3 +42,20 @@ def test_free_room_follows_pods() -> None:
     table.update_row(1, infos[1])
     assert table.free_cpu.tolist() == [4000, 4000]
     assert table.free_pods.tolist() == [3, 3]
+
+
+def test_host_ports_truthiness_follows_pods() -> None:
+    info = NodeInfo(make_node("n0").capacity(cpu="4", pods=10).obj())
+    table = NodeTable([info])
+    web = PodInfo.of(make_pod("web").host_port(80).node("n0").obj())
+    plain = PodInfo.of(make_pod("plain").node("n0").obj())
+    info.add_pod(plain)
+    table.update_row(0, info)
+    assert not info.used_ports and table.has_ports.tolist() == [False]
+    info.add_pod(web)
+    table.update_row(0, info)
+    assert info.used_ports and table.has_ports.tolist() == [True]
+    info.remove_pod(web.pod)
+    table.update_row(0, info)
+    assert not info.used_ports and table.has_ports.tolist() == [False]
+    assert table.port_in_use("TCP", 80) is None

@@ -166,6 +166,13 @@ class Cache:
     # ---- nodes ------------------------------------------------------------------------
 
     def add_node(self, node: Node) -> None:
+        if node.name not in self._nodes:  # a new node: no placeholder, no position to keep
+            info = self._nodes[node.name] = NodeInfo.of(node)
+            self._zones.setdefault(_zone_key(node), []).append(node.name)
+            self._relayout()
+            self._update_images(node.name, None, node)
+            self._touch(info)
+            return
         info = self._info_for(node.name)
         was_real = node.name not in self._ghost
         self._ghost.discard(node.name)
@@ -456,7 +463,8 @@ class Cache:
         if cached is not None and cached.generation == info.generation:
             return cached
         copy = info.clone()
-        copy.image_states = self._image_states(info.node)
+        # A node listing no images has none to summarise (the usual node of a large run).
+        copy.image_states = self._image_states(info.node) if info.node.status.images else {}
         return copy
 
     def _image_states(self, node: Node) -> dict[str, ImageStateSummary]:

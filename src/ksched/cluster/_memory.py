@@ -217,6 +217,8 @@ class InMemoryCluster:
     def resolve_priority(self, pod: Pod) -> Pod:
         """The pod with ``spec.priority`` (and preemption policy) from its PriorityClass."""
         classes: dict[str, PriorityClass] = self._objects.get("PriorityClass", {})
+        if not classes and not pod.spec.priority_class_name:
+            return pod  # no class to take a value from, no system class named
         chosen: PriorityClass | None = None
         if pod.spec.priority_class_name:
             chosen = classes.get(pod.spec.priority_class_name)
@@ -252,11 +254,12 @@ class InMemoryCluster:
         old = store.get(key)
         store[key] = obj
         self._notify(kind, old, obj)
-        if isinstance(obj, Pod) and obj.spec.node_name:
-            waiters = self._bound.pop(key, None)  # only pods someone waits for have one
-            if waiters is not None:
-                waiters.set()
-        if isinstance(obj, ResourceClaimTemplate):  # pods that waited for it get claims
+        if isinstance(obj, Pod):
+            if obj.spec.node_name:
+                waiters = self._bound.pop(key, None)  # only pods someone waits for have one
+                if waiters is not None:
+                    waiters.set()
+        elif isinstance(obj, ResourceClaimTemplate):  # pods that waited for it get claims
             for pod in self.pods():
                 if (
                     pod.namespace == obj.metadata.namespace
@@ -303,21 +306,22 @@ class InMemoryCluster:
 
     def bind_now(self, pod: Pod, node_name: str) -> None:
         """``bind`` without a checkpoint: the store is in memory, so binding never waits."""
-        current = self.get_pod(pod.key)
+        key = pod.key  # a pod's store key (object_key)
+        pods: dict[str, Pod] = self._objects.get("Pod", {})
+        current = pods.get(key)
         if current is None or current.uid != pod.uid:
-            raise NotFoundError(f"pod {pod.key}: not found")
+            raise NotFoundError(f"pod {key}: not found")
         if current.spec.node_name:
-            raise ValueError(f"pod {pod.key}: already bound to {current.spec.node_name}")
+            raise ValueError(f"pod {key}: already bound to {current.spec.node_name}")
         if pod.spec.node_name == node_name and is_assigned_copy(pod, current):
             bound = pod  # the scheduler's assumed pod is exactly what the binding writes
         else:
             bound = assigned(current, node_name)
         if bound.status.nominated_node_name is not None:
             bound = attrs.evolve(bound, status=attrs.evolve(bound.status, nominated_node_name=None))
-        self.conditions.pop(pod.key, None)
+        self.conditions.pop(key, None)
         # A binding changes no field admission sets (priority, claims): store and notify.
-        key = object_key(current)
-        self._objects["Pod"][key] = bound
+        pods[key] = bound
         self._notify("Pod", current, bound)
         waiters = self._bound.pop(key, None)
         if waiters is not None:

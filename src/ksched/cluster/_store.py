@@ -81,7 +81,7 @@ KINDS: dict[type, str] = {
 
 def object_key(obj: Any) -> str:
     """``namespace/name`` for namespaced objects, ``name`` for cluster-scoped ones."""
-    if isinstance(obj, PriorityClass | Namespace):
+    if isinstance(obj, (PriorityClass, Namespace)):  # a tuple: cheaper than a union
         return obj.name
     meta = obj.metadata
     return f"{meta.namespace}/{meta.name}" if meta.namespace else meta.name

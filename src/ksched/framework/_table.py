@@ -215,17 +215,19 @@ class NodeTable:
             alloc_col[row] = alloc.scalar.get(name, 0)
             req_col[row] = req.scalar.get(name, 0)
         used_ports = info.used_ports
-        self.has_ports[row] = bool(used_ports)
-        pairs = used_ports.pairs() if used_ports else frozenset()
-        if pairs != self._row_ports[row]:
-            for pair in self._row_ports[row] - pairs:
-                self._ports[pair][row] = False
-            for pair in pairs:
-                in_use = self._ports.get(pair)
-                if in_use is None:
-                    in_use = self._ports[pair] = np.zeros(len(self.infos), dtype=np.bool_)
-                in_use[row] = True
-            self._row_ports[row] = pairs
+        had_ports = self._row_ports[row]
+        if used_ports or had_ports:  # host ports now or before (rare): the port columns
+            pairs = used_ports.pairs() if used_ports else frozenset()
+            if pairs != had_ports:
+                self.has_ports[row] = bool(pairs)
+                for pair in had_ports - pairs:
+                    self._ports[pair][row] = False
+                for pair in pairs:
+                    in_use = self._ports.get(pair)
+                    if in_use is None:
+                        in_use = self._ports[pair] = np.zeros(len(self.infos), dtype=np.bool_)
+                    in_use[row] = True
+                self._row_ports[row] = pairs
         node = info.node
         if node is self._row_nodes[row]:
             return  # labels, flags and images come from the Node object alone

@@ -252,6 +252,10 @@ class HostPortInfo:
     def __len__(self) -> int:
         return sum(len(p) for p in self._by_ip.values())
 
+    def __bool__(self) -> bool:
+        # An ip's set is dropped when its last pair goes, so any entry means a port in use.
+        return bool(self._by_ip)
+
     def clone(self) -> HostPortInfo:
         copy = HostPortInfo()
         copy._by_ip = {ip: set(pairs) for ip, pairs in self._by_ip.items()}
@@ -338,6 +342,8 @@ class NodeInfo:
         self.generation += 1
 
     def clone(self) -> NodeInfo:
+        """A copy whose pod lists and amounts change apart from this one's. ``allocatable``
+        is shared: it is only ever replaced (``set_node``), never changed in place."""
         return NodeInfo(
             node=self.node,
             name=self.name,
@@ -347,7 +353,7 @@ class NodeInfo:
             used_ports=self.used_ports.clone(),
             requested=self.requested.clone(),
             non_zero_requested=self.non_zero_requested.clone(),
-            allocatable=self.allocatable.clone(),
+            allocatable=self.allocatable,
             image_states=self.image_states,
             generation=self.generation,
         )

@@ -198,7 +198,9 @@ class SchedulingQueue:
         entry.was_flushed_from_unschedulable = False
         self._unschedulable.put(entry_uid(entry), entry)
 
-    def _move_to_active(self, entry: QueuedPod, *, from_backoff: bool = False) -> bool:
+    def _move_to_active(
+        self, entry: QueuedPod, *, from_backoff: bool = False, now: float | None = None
+    ) -> bool:
         """Into activeQ unless PreEnqueue gates it (then into the pool, gated)."""
         if not (self._pop_from_backoff_q and from_backoff):
             self._run_pre_enqueue(entry)
@@ -208,7 +210,8 @@ class SchedulingQueue:
                 self.on_incoming(GATED, self._incoming_event)
             return False
         if entry.initial_attempt_timestamp is None:
-            entry.initial_attempt_timestamp = self._clock()
+            # A pod just added was stamped at this instant: no second clock read.
+            entry.initial_attempt_timestamp = now if now is not None else self._clock()
         self._unschedulable.pop(entry_uid(entry))
         self._active.add_or_update(entry)
         if self.on_incoming is not None:
@@ -364,7 +367,7 @@ class SchedulingQueue:
         self._stamp(entry)
         self._nominator.add(pod, None)
         self._incoming_event = "PodAdd"
-        if self._move_to_active(entry):
+        if self._move_to_active(entry, now=entry.timestamp):
             self._broadcast()
 
     def update(self, old: Pod, new: Pod) -> None:
@@ -577,6 +580,11 @@ class SchedulingQueue:
         """A cluster event: move the pool's pods (those passing ``precheck``) that the
         hints of their rejecting plugins queue; record it for in-flight pods. Only the
         pods of plugins registered for the event are looked at (the pool's index)."""
+        if not len(self._unschedulable):  # the usual bind: nothing to move, only to record
+            self._incoming_event = event.label or str(event)
+            if self._in_flight:
+                self._log.append(Recorded(event, old, new))
+            return
         entries: Iterable[QueuedPod] = self._unschedulable.candidates(event)
         if precheck is not None:
             entries = [entry for entry in entries if precheck(entry.pod)]
