@@ -49,3 +49,18 @@ def test_matches_the_rotated_walk_on_large_tables(density: float) -> None:
             want = _reference(mask, start, limit)
             assert got is not None and want is not None
             assert (got[0], got[1].tolist()) == want, (start, limit)
+
+
+def test_matches_the_rotated_walk_when_passing_rows_cluster() -> None:
+    # The first window is sized as if passing rows were spread evenly; clustered ones
+    # (a filled-up table with room left only at its end) make the scan widen it.
+    n = 20_000
+    mask = np.zeros(n, dtype=np.bool_)
+    mask[18_500:] = True
+    mask[::997] = True
+    for start in (0, 3_000, 18_000, 19_999):
+        for limit in (10, 500, 1_400, 2_000):
+            got = FilterRunner._first_passing_rows(mask, start, limit)
+            want = _reference(mask, start, limit)
+            assert got is not None and want is not None
+            assert (got[0], got[1].tolist()) == want, (start, limit)

@@ -588,9 +588,13 @@ class FilterRunner(FrameworkBase):
         The same answer as masking the rotated order, without a table-sized gather; when
         the passing rows are dense, without a table-sized scan either."""
         n = len(mask)
-        if limit > 0:
-            # Look at a window after ``start`` first, widened while it holds too few.
-            window = 2 * limit + 1024
+        passing_rows = int(np.count_nonzero(mask)) if limit > 0 else 0  # a popcount: cheap
+        if passing_rows == 0 and limit > 0:
+            return None
+        if limit > 0 and passing_rows > limit:
+            # Look at a window after ``start`` first, widened while it holds too few: as
+            # long as the passing rows would fill ``limit`` if spread evenly, and more.
+            window = max(2 * limit, limit * n // passing_rows * 5 // 4) + 1024
             while start + window < n:
                 head = mask[start : start + window].nonzero()[0]
                 if len(head) >= limit:
