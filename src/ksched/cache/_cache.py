@@ -166,25 +166,22 @@ class Cache:
     # ---- nodes ------------------------------------------------------------------------
 
     def add_node(self, node: Node) -> None:
-        if node.name not in self._nodes:  # a new node: no placeholder, no position to keep
+        info = self._nodes.get(node.name)
+        if info is None:  # a new node: its NodeInfo made once (no placeholder first)
             info = self._nodes[node.name] = NodeInfo.of(node)
-            self._zones.setdefault(_zone_key(node), []).append(node.name)
-            self._relayout()
-            self._update_images(node.name, None, node)
-            self._touch(info)
-            return
-        info = self._info_for(node.name)
-        was_real = node.name not in self._ghost
-        self._ghost.discard(node.name)
-        old = info.node
-        keep_position = was_real and _zone_key(old) == _zone_key(node)
-        if was_real and not keep_position:
-            self._untrack_zone(old)
-        info.set_node(node)
+            old: Node | None = None
+            keep_position = False
+        else:
+            old = None if node.name in self._ghost else info.node
+            self._ghost.discard(node.name)
+            keep_position = old is not None and _zone_key(old) == _zone_key(node)
+            if old is not None and not keep_position:
+                self._untrack_zone(old)
+            info.set_node(node)
         if not keep_position:
             self._zones.setdefault(_zone_key(node), []).append(node.name)
             self._relayout()
-        self._update_images(node.name, old if was_real else None, node)
+        self._update_images(node.name, old, node)
         self._touch(info)
 
     update_node = add_node
