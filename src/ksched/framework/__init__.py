@@ -44,6 +44,7 @@ from ._interfaces import ReservePlugin as ReservePlugin
 from ._interfaces import ScoreExtensions as ScoreExtensions
 from ._interfaces import ScorePlugin as ScorePlugin
 from ._interfaces import SharedLister as SharedLister
+from ._interfaces import UniformScorePlugin as UniformScorePlugin
 from ._normalize import default_normalize_score as default_normalize_score
 from ._normalize import default_normalize_scores as default_normalize_scores
 from ._normalize import trunc_div as trunc_div
@@ -152,6 +153,7 @@ __all__ = [
     "SignPlugin",
     "StateData",
     "Status",
+    "UniformScorePlugin",
     "WaitingPod",
     "WeightedAffinityTerm",
     "default_normalize_score",

@@ -31,6 +31,7 @@ __all__ = [
     "PluginCall",
     "ScoreOutcome",
     "ScorePluginEntry",
+    "UniformScore",
     "bind_method",
     "fault_status",
     "int_scores",
@@ -97,6 +98,7 @@ def fault_status(plugin: str, point: str, exc: BaseException) -> Status:
 BatchFilter = Callable[[CycleState, Pod, NodeTable], BoolArray | None]
 BatchScore = Callable[[CycleState, Pod, NodeTable, IntArray], IntArray | None]
 BatchNormalize = Callable[[CycleState, Pod, IntArray], None]
+UniformScore = Callable[[CycleState, Pod, NodeTable], int | None]
 
 
 @attrs.define(eq=False, slots=True)
@@ -107,6 +109,7 @@ class ScorePluginEntry:
     normalize: ScoreExtensions | None
     batch: BatchScore | None = None
     normalize_batch: BatchNormalize | None = None
+    uniform: UniformScore | None = None
 
 
 @attrs.define(eq=False, slots=True)

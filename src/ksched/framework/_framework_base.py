@@ -121,6 +121,7 @@ class FrameworkBase:
                     ext,
                     None if call.is_async else getattr(self.plugins[name], "score_batch", None),
                     getattr(ext, "normalize_score_batch", None),
+                    None if call.is_async else getattr(self.plugins[name], "uniform_score", None),
                 )
             )
         self.scores_async = any(p.call.is_async for p in self._score)

@@ -50,6 +50,7 @@ __all__ = [
     "ScoreExtensions",
     "ScorePlugin",
     "SharedLister",
+    "UniformScorePlugin",
 ]
 
 _UNRESOLVABLE = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
@@ -369,6 +370,18 @@ class BatchScorePlugin(ScorePlugin, Protocol):
     def score_batch(
         self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray
     ) -> IntArray | None: ...
+
+
+class UniformScorePlugin(BatchScorePlugin, Protocol):
+    """A batch Score plugin that can tell, without scoring, when every node gets the same
+    score for a pod.
+
+    ``uniform_score`` returns the score (after NormalizeScore, before the weight) that
+    every row of ``table`` would get, or None when rows may differ or it cannot tell
+    cheaply. Called after PreScore, only when the framework needs just the nodes' totals.
+    """
+
+    def uniform_score(self, state: CycleState, pod: Pod, table: NodeTable) -> int | None: ...
 
 
 class BatchScoreExtensions(ScoreExtensions, Protocol):

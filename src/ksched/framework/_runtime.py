@@ -24,6 +24,7 @@ from ._calls import (
     PluginCall,
     ScoreOutcome,
     ScorePluginEntry,
+    UniformScore,
     fault_status,
     int_scores,
     invoke,
@@ -71,6 +72,20 @@ def _out_of_range(values: IntArray) -> bool:
 
 def _in_range(values: IntArray) -> bool:
     return not len(values) or not _out_of_range(values)
+
+
+def _uniform_score(
+    uniform: UniformScore, state: CycleState, pod: Pod, table: NodeTable
+) -> int | None:
+    """The score every node gets, when the plugin can tell; None also when it fails or
+    the score is out of range (scoring node by node then reports it)."""
+    try:
+        same = uniform(state, pod, table)
+    except Exception:
+        return None
+    if same is None or not MIN_NODE_SCORE <= same <= MAX_NODE_SCORE:
+        return None
+    return int(same)
 
 
 _max = np.maximum.reduce
@@ -203,9 +218,18 @@ class Framework(FilterRunner):
                 total = self._kept_sums(kept_key, summed, state, pod, table, rows)
                 if total is not None:
                     skip = skip | summed_names  # their weighted sums are in the total
+        # Only totals asked for: a plugin that gives every node the same score adds it
+        # to every total without scoring them.
+        uniform_table = table if batch_ok and recorder is None and not plugin_scores else None
+        offset = 0
         for sp in self._score:
             if sp.name in skip:
                 continue
+            if uniform_table is not None and sp.uniform is not None:
+                same = _uniform_score(sp.uniform, state, pod, uniform_table)
+                if same is not None:
+                    offset += same * sp.weight
+                    continue
             checked = False  # values known to be in range (a kept column, not normalized)
             try:
                 values: IntArray | None = None
@@ -285,7 +309,9 @@ class Framework(FilterRunner):
                 total += weighted
             per_plugin[sp.name] = values
         if total is None:
-            total = np.zeros(len(nodes), dtype=np.int64)
+            total = np.full(len(nodes), offset, dtype=np.int64)
+        elif offset:
+            total += offset  # the total is the framework's own array here, never a kept one
         return ScoreOutcome(nodes, per_plugin, total)
 
     def _kept_scores(

@@ -124,5 +124,12 @@ class ImageLocality:
                 scores[i] = self.score(state, pod, table.infos[int(rows[i])])
         return scores
 
+    def uniform_score(self, state: CycleState, pod: Pod, table: NodeTable) -> int | None:
+        """The empty sum's score while no node holds any of the pod's images."""
+        s = state.get(PRE_SCORE_STATE_KEY)
+        if s is None or not s.images or table.rows_with_images(s.images):
+            return None
+        return calculate_priority(0, len(s.images))
+
     def score_extensions(self) -> None:
         return None

@@ -19,6 +19,7 @@ import numpy as np
 
 from ..api import Node, Pod, Taint, Toleration
 from ..framework import (
+    MAX_NODE_SCORE,
     TOLERATIONS,
     ActionType,
     BoolArray,
@@ -85,6 +86,8 @@ class TaintToleration:
     def __init__(self) -> None:
         # The PreScore state reads only the pod's spec and nobody changes it: one per spec.
         self._pre_score_state = SpecMemo(_soft_tolerations)
+        self._soft_tainted_seen: tuple[int, int, bool] | None = None
+        """(table epoch, change-log length, whether a row had a PreferNoSchedule taint)."""
 
     @classmethod
     def new(cls, args: Mapping[str, Any] | None, handle: Handle) -> TaintToleration:
@@ -170,6 +173,32 @@ class TaintToleration:
         for i in table.soft_tainted[rows].nonzero()[0].tolist():
             scores[i] = self.score(state, pod, table.infos[int(rows[i])])
         return scores
+
+    def uniform_score(self, state: CycleState, pod: Pod, table: NodeTable) -> int | None:
+        """MaxNodeScore while no node has a PreferNoSchedule taint: every raw score is 0,
+        which the reversed NormalizeScore turns into 100 on every node."""
+        if state.get(PRE_SCORE_STATE_KEY) is None or self._any_soft_tainted(table):
+            return None
+        return MAX_NODE_SCORE
+
+    def _any_soft_tainted(self, table: NodeTable) -> bool:
+        """Whether a row may have a PreferNoSchedule taint: checked over the rows changed
+        since the last look; once one is seen, True until the table's next epoch."""
+        seen = len(table.changed_rows)
+        last = self._soft_tainted_seen
+        if last is not None and last[0] == table.epoch:
+            epoch, at, found = last
+            if found or at == seen:
+                return found
+            rows = table.changed_since(epoch, at)
+            if rows is not None:
+                soft = table.soft_tainted
+                found = any(soft[row] for row in rows)
+                self._soft_tainted_seen = (epoch, seen, found)
+                return found
+        found = bool(table.soft_tainted.any())
+        self._soft_tainted_seen = (table.epoch, seen, found)
+        return found
 
     def score_extensions(self) -> TaintToleration:
         return self
