@@ -54,7 +54,7 @@ from ._plugin_metrics import (
     call_timed,
 )
 from ._run_filter import FilterRunner
-from ._status import SUCCESS, Code, Status
+from ._status import SKIP, SUCCESS, Code, Status
 from ._table import IntArray, NodeTable
 from ._types import NodeInfo
 from ._waiting import WaitingPod
@@ -525,7 +525,7 @@ class Framework(FilterRunner):
             if status is not None and status.code is Code.SKIP:
                 continue
             return SUCCESS if status is None else status.with_plugin(call.plugin)
-        return Status(Code.SKIP)
+        return SKIP
 
     async def run_post_bind(self, state: CycleState, pod: Pod, node_name: str) -> None:
         for call in self._calls(state, POST_BIND, self._post_bind):

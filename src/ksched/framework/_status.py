@@ -95,6 +95,8 @@ class Status:
 
 
 SUCCESS = Status(Code.SUCCESS)
+SKIP = Status(Code.SKIP)
+"""A plugin's Skip: a Status is immutable, so one object serves every call."""
 
 
 def as_status(result: Status | None) -> Status:

@@ -49,6 +49,7 @@ from ..framework import (
     default_normalize_scores,
     node_selector_signer,
 )
+from ..framework._status import SKIP
 from .inter_pod_affinity._validation import aggregate, node_term_errors, parse_int64
 
 __all__ = [
@@ -69,7 +70,6 @@ PRE_SCORE_STATE_KEY = "PreScoreNodeAffinity"
 _POD_MISMATCH = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_REASON_POD,))
 _ENFORCED_MISMATCH = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_REASON_ENFORCED,))
 _CONFLICT = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_REASON_CONFLICT,))
-_SKIP = Status(Code.SKIP)
 
 _NAME_FIELD = "metadata.name"
 _IN, _NOT_IN, _EXISTS, _DOES_NOT_EXIST, _GT, _LT = range(6)
@@ -497,7 +497,7 @@ class NodeAffinity:
         if affinity is not None and affinity.node_affinity is not None:
             required = affinity.node_affinity.required
         if required is None and self._added_selector is None and not pod.spec.node_selector:
-            return _SKIP
+            return SKIP
         pinned = None if required is None else _pinned_names(required)
         state.write(PRE_FILTER_STATE_KEY, _PreFilterState(_RequiredNodeAffinity(pod), pinned))
         if pinned is None:
@@ -535,7 +535,7 @@ class NodeAffinity:
         if error is not None:
             return Status(Code.ERROR, (error,))
         if preferred is None and self._added_preferred is None:
-            return _SKIP
+            return SKIP
         state.write(PRE_SCORE_STATE_KEY, _PreScoreState(preferred))
         return None
 

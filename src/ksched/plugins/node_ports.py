@@ -31,6 +31,7 @@ from ..framework import (
     host_ports_signer,
 )
 from ..framework._spec_memo import SpecMemo
+from ..framework._status import SKIP
 
 __all__ = ["ERR_REASON", "NodePorts", "fits", "host_ports"]
 
@@ -38,7 +39,6 @@ NAME: Final = "NodePorts"
 PRE_FILTER_STATE_KEY: Final = "PreFilter" + NAME
 ERR_REASON: Final = "node(s) didn't have free ports for the requested pod ports"
 ALL_IPS: Final = "0.0.0.0"
-_SKIP: Final = Status(Code.SKIP)
 
 HostPort = tuple[str, str, int]
 """(host IP, protocol, host port)."""
@@ -93,7 +93,7 @@ class NodePorts:
     def pre_filter(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
         ports = host_ports(pod)
         if not ports:
-            return _SKIP
+            return SKIP
         state.write(PRE_FILTER_STATE_KEY, _PreFilterState(ports))
         return None
 

@@ -18,7 +18,6 @@ from ..api import Pod
 from ..framework import (
     MAX_NODE_SCORE,
     RESOURCES,
-    Code,
     CycleState,
     Handle,
     IntArray,
@@ -29,6 +28,7 @@ from ..framework import (
     resources_signer,
 )
 from ..framework._spec_memo import SpecMemo
+from ..framework._status import SKIP
 from .node_resources_fit import (
     DEFAULT_RESOURCES,
     ResourceAllocationScorer,
@@ -40,7 +40,6 @@ __all__ = ["NodeResourcesBalancedAllocation", "NodeResourcesBalancedAllocationAr
 
 NAME: Final = "NodeResourcesBalancedAllocation"
 PRE_SCORE_STATE_KEY: Final = "PreScore" + NAME
-_SKIP: Final = Status(Code.SKIP)
 
 
 @attrs.frozen
@@ -156,7 +155,7 @@ class NodeResourcesBalancedAllocation:
         pre = self._pre_score_state(pod)
         if pre is None:
             # Best-effort pods would all pile onto the same balanced node: not scored.
-            return _SKIP
+            return SKIP
         state.write(PRE_SCORE_STATE_KEY, pre)
         return None
 

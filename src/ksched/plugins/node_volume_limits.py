@@ -41,10 +41,10 @@ from ksched.framework import (
     Status,
     volumes_signer,
 )
+from ksched.framework._status import SKIP
 
 __all__ = ["ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED", "IN_TREE_DRIVERS", "NodeVolumeLimits"]
 
-_SKIP: Final = Status(Code.SKIP)
 _NEW_VOLUMES: Final = "NodeVolumeLimits/newVolumes"
 _KNOWN_MAX: Final = 65536
 
@@ -140,10 +140,10 @@ class NodeVolumeLimits:
 
     def pre_filter(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
         if not pod.spec.volumes:
-            return _SKIP
+            return SKIP
         if any(_counts_volume(v) for v in pod.spec.volumes):
             return None
-        return _SKIP
+        return SKIP
 
     def pre_filter_extensions(self) -> None:
         return None

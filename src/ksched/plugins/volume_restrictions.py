@@ -28,10 +28,10 @@ from ksched.framework import (
     Status,
     volumes_signer,
 )
+from ksched.framework._status import SKIP
 
 __all__ = ["ERR_REASON_DISK_CONFLICT", "ERR_REASON_RWOP_CONFLICT", "VolumeRestrictions"]
 
-_SKIP: Final = Status(Code.SKIP)
 
 NAME: Final = "VolumeRestrictions"
 PRE_FILTER_STATE_KEY: Final = "PreFilter" + NAME
@@ -137,7 +137,7 @@ class VolumeRestrictions:
 
     def pre_filter(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
         if not pod.spec.volumes:
-            return _SKIP
+            return SKIP
         needs_check = any(_needs_check(v) for v in pod.spec.volumes)
         rwop: set[str] = set()
         for v in pod.spec.volumes:
@@ -155,7 +155,7 @@ class VolumeRestrictions:
         claims = frozenset(rwop)
         refs = self._used_by_placed_pods(pod.namespace, claims) if claims else 0
         if not needs_check and refs == 0:
-            return _SKIP
+            return SKIP
         state.write(PRE_FILTER_STATE_KEY, _PreFilterState(claims, refs))
         return None
 

@@ -28,10 +28,10 @@ from ksched.framework import (
     Status,
     volumes_signer,
 )
+from ksched.framework._status import SKIP
 
 __all__ = ["ERR_REASON_CONFLICT", "TOPOLOGY_LABELS", "VolumeZone"]
 
-_SKIP: Final = Status(Code.SKIP)
 
 NAME: Final = "VolumeZone"
 PRE_FILTER_STATE_KEY: Final = "PreFilter" + NAME
@@ -126,12 +126,12 @@ class VolumeZone:
 
     def pre_filter(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
         if not pod.spec.volumes:
-            return _SKIP
+            return SKIP
         topologies = self._pv_topologies(pod)
         if isinstance(topologies, Status):
             return topologies
         if not topologies:
-            return _SKIP
+            return SKIP
         state.write(PRE_FILTER_STATE_KEY, _State(topologies))
         return None
 

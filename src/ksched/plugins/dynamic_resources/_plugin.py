@@ -49,6 +49,7 @@ from ...framework import (
     Status,
     default_normalize_score,
 )
+from ...framework._status import SKIP
 from ._allocator import (
     AllocationError,
     Allocator,
@@ -251,7 +252,7 @@ class DynamicResources:
 
     def pre_filter(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
         if not self.enabled or not pod.spec.resource_claims:
-            return Status(Code.SKIP)
+            return SKIP
         s = _State()
         state.write(STATE_KEY, s)
         try:
@@ -259,7 +260,7 @@ class DynamicResources:
         except _ClaimProblem as exc:
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (str(exc),))
         if not claims:
-            return Status(Code.SKIP)
+            return SKIP
         to_allocate: list[ResourceClaim] = []
         classes: dict[str, DeviceClass] = {}
         for claim in claims:
@@ -360,9 +361,9 @@ class DynamicResources:
         score (upstream's Score gives every other pod 0 everywhere)."""
         s: _State | None = state.get(STATE_KEY)
         if not self.enabled or s is None or s.allocator is None:
-            return Status(Code.SKIP)
+            return SKIP
         if not any(r.first_available for c in s.allocator.claims for r in c.spec.requests):
-            return Status(Code.SKIP)
+            return SKIP
         return None
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
@@ -464,7 +465,7 @@ class DynamicResources:
         # dynamicresources/dynamicresources.go PreBindPreFlight"""
         s: _State | None = state.get(STATE_KEY)
         if not self.enabled or s is None or not s.claims:
-            return Status(Code.SKIP)
+            return SKIP
         return None
 
     async def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:

@@ -40,6 +40,7 @@ from ...framework._pod_index import (
     REQUIRED_ANTI_AFFINITY,
     PodIndex,
 )
+from ...framework._status import SKIP
 from ._filtering import PRE_FILTER_STATE_KEY, PreFilterState, build_pre_filter_state, filter_node
 from ._indexed import (
     filter_rows,
@@ -54,7 +55,6 @@ from ._validation import label_selector_error
 
 __all__ = ["InterPodAffinity", "InterPodAffinityArgs"]
 
-_SKIP = Status(Code.SKIP)
 _NO_PRE_FILTER_STATE = Status.error(
     f'error reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found'
 )
@@ -274,7 +274,7 @@ class InterPodAffinity:
             and not incoming.required_anti_affinity
             and not index.has_groups(REQUIRED_ANTI_AFFINITY)
         ):
-            return _SKIP  # no term on either side: no counts to build
+            return SKIP  # no term on either side: no counts to build
         if index is not None:
             pre = indexed_pre_filter_state(
                 pod, incoming, self._namespace_labels(pod.namespace), index
@@ -292,7 +292,7 @@ class InterPodAffinity:
             and not incoming.required_affinity
             and not incoming.required_anti_affinity
         ):
-            return _SKIP
+            return SKIP
         state.write(PRE_FILTER_STATE_KEY, pre)
         return None
 
@@ -340,7 +340,7 @@ class InterPodAffinity:
             or (affinity.pod_anti_affinity is not None and affinity.pod_anti_affinity.preferred)
         )
         if self.args.ignore_preferred_terms_of_existing_pods and not has_preferred:
-            return _SKIP
+            return SKIP
         incoming = parse_incoming(pod, self._handle.namespace_labels)
         if isinstance(incoming, str):
             return Status(Code.ERROR, (f"failed to parse pod: {incoming}",))
@@ -351,7 +351,7 @@ class InterPodAffinity:
             and not incoming.preferred_anti_affinity
             and not index.has_groups(REQUIRED_AFFINITY, PREFERRED_AFFINITY, PREFERRED_ANTI_AFFINITY)
         ):
-            return _SKIP  # no term on either side: nothing scores
+            return SKIP  # no term on either side: nothing scores
         if index is not None:
             topology_score = indexed_topology_score(
                 pod,
@@ -373,7 +373,7 @@ class InterPodAffinity:
                 hard_pod_affinity_weight=self.args.hard_pod_affinity_weight,
             )
         if not topology_score:
-            return _SKIP
+            return SKIP
         state.write(PRE_SCORE_STATE_KEY, PreScoreState(topology_score))
         return None
 

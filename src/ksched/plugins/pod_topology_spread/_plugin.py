@@ -29,6 +29,7 @@ from ...framework import (
     Status,
 )
 from ...framework._pod_index import PodIndex
+from ...framework._status import SKIP
 from ._args import SYSTEM_DEFAULT_CONSTRAINTS, SYSTEM_DEFAULTING, PodTopologySpreadArgs
 from ._common import (
     DO_NOT_SCHEDULE,
@@ -59,7 +60,6 @@ ERR_REASON_NODE_LABEL_NOT_MATCH = ERR_REASON_CONSTRAINTS_NOT_MATCH + " (missing 
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
 
-_SKIP = Status(Code.SKIP)
 _NOT_MATCH = Status(Code.UNSCHEDULABLE, (ERR_REASON_CONSTRAINTS_NOT_MATCH,))
 _MISSING_LABEL = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_REASON_NODE_LABEL_NOT_MATCH,))
 _OWN_CONSTRAINTS_UNSIGNABLE = Status(
@@ -143,7 +143,7 @@ class PodTopologySpread:
         except InvalidSelectorError as exc:
             return Status.error(f"get constraints from pod: {exc}")
         if not constraints:
-            return _SKIP
+            return SKIP
         indexed = self._index(nodes)
         if indexed is not None:
             s = indexed_pre_filter_state(pod, constraints, *indexed)
@@ -216,13 +216,13 @@ class PodTopologySpread:
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
         all_nodes = self._handle.snapshot.list()
         if not all_nodes:
-            return _SKIP
+            return SKIP
         try:
             constraints = self.constraints_for(pod, SCHEDULE_ANYWAY)
         except InvalidSelectorError as exc:
             return Status.error(f"calculating preScoreState: {exc}")
         if not constraints:
-            return _SKIP
+            return SKIP
         # Zone-less nodes still get hostname spreading under the system defaults.
         require_all = bool(pod.spec.topology_spread_constraints) or not self._system_defaulted
         indexed = self._index(all_nodes)

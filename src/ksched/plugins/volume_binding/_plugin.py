@@ -33,6 +33,7 @@ from ksched.framework import (
     parse_plugin_args,
     volumes_signer,
 )
+from ksched.framework._status import SKIP
 
 from ._binder import BinderError, PodVolumeClaims, PodVolumes, VolumeBinder
 from ._controller import bind_in_memory, check_bindings
@@ -47,7 +48,6 @@ POLL_SECONDS = 1.0
 """binder.go's checkBindings period; through an API, changes of the watched kinds wake the
 check sooner (the check reads caches only)."""
 _BINDING_KINDS: Final = frozenset({"PersistentVolume", "PersistentVolumeClaim", "Pod", "Node"})
-_SKIP: Final = Status(Code.SKIP)
 
 
 @attrs.define(eq=False)
@@ -115,13 +115,13 @@ class VolumeBinding:
     def pre_filter(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
         if not pod.spec.volumes:
             state.write(STATE_KEY, _NO_CLAIMS)
-            return _SKIP
+            return SKIP
         has_pvc, err = self._claim_error(pod)
         if err is not None:
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (err,))
         if not has_pvc:
             state.write(STATE_KEY, _NO_CLAIMS)
-            return _SKIP
+            return SKIP
         try:
             claims = self.binder.pod_volume_claims(pod)
         except BinderError as exc:
@@ -169,7 +169,7 @@ class VolumeBinding:
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
         if self._scorer is None:
-            return _SKIP
+            return SKIP
         if state.get(STATE_KEY) is None:
             return Status(Code.ERROR, (f'reading "{STATE_KEY}" from cycleState: not found',))
         return None  # scoring on: static bindings and provisions are both scored
@@ -243,7 +243,7 @@ class VolumeBinding:
         # volumebinding/volume_binding.go PreBindPreFlight"""
         data: _State | None = state.get(STATE_KEY)
         if data is not None and data.all_bound:
-            return _SKIP
+            return SKIP
         return None
 
     async def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
