@@ -82,13 +82,19 @@ class ImageLocality:
         self._handle = handle
         # The images read only the pod's spec: worked out once per spec.
         self._images = SpecMemo(_pod_images)
+        self._last_state: _PreScoreState | None = None
 
     @classmethod
     def new(cls, args: Mapping[str, Any] | None, handle: Handle) -> ImageLocality:
         return cls(handle)
 
     def _state(self, pod: Pod) -> _PreScoreState:
-        return _PreScoreState(self._images(pod), len(self._handle.snapshot.list()))
+        images = self._images(pod)
+        total = len(self._handle.snapshot.list())
+        last = self._last_state
+        if last is None or last.images is not images or last.total_nodes != total:
+            last = self._last_state = _PreScoreState(images, total)
+        return last  # immutable: equal pods on an unchanged node count share one
 
     def sign_pod(self, pod: Pod) -> Sequence[SignFragment]:
         images = (*pod.spec.init_containers, *pod.spec.containers)
