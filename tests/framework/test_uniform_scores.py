@@ -121,7 +121,7 @@ async def test_a_pod_image_no_node_holds_scores_uniformly_beside_a_held_one(
     assert "ImageLocality" in totals.scores
 
 
-@pytest.mark.parametrize("answer", ["raise", 101, -1])
+@pytest.mark.parametrize("answer", ["raise", 101, -1, "not a number"])
 async def test_a_failing_or_out_of_range_answer_falls_back_to_scoring(
     anyio_backend: str, monkeypatch: pytest.MonkeyPatch, answer: object
 ) -> None:
@@ -130,8 +130,7 @@ async def test_a_failing_or_out_of_range_answer_falls_back_to_scoring(
     def uniform(self: TaintToleration, state: CycleState, pod: Pod, table: Any) -> int:
         if answer == "raise":
             raise RuntimeError("boom")
-        assert isinstance(answer, int)
-        return answer
+        return answer  # type: ignore[return-value]
 
     # Patched before the profile is built: the framework binds the methods then.
     monkeypatch.setattr(TaintToleration, "uniform_score", uniform)

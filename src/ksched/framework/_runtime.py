@@ -81,11 +81,11 @@ def _uniform_score(
     the score is out of range (scoring node by node then reports it)."""
     try:
         same = uniform(state, pod, table)
+        if same is None or not MIN_NODE_SCORE <= same <= MAX_NODE_SCORE:
+            return None
+        return int(same)
     except Exception:
         return None
-    if same is None or not MIN_NODE_SCORE <= same <= MAX_NODE_SCORE:
-        return None
-    return int(same)
 
 
 _max = np.maximum.reduce
@@ -195,7 +195,8 @@ class Framework(FilterRunner):
         are read from columns kept for equal pods. Without ``plugin_scores`` only the
         total is asked for: the outcome may then leave out the scores of the row-local
         plugins that need no NormalizeScore, read together as one column of their
-        weighted sums.
+        weighted sums, and of the plugins that give every node the same score
+        (``uniform_score``), added to the total as they are.
         """
         batch_ok = table is not None and rows is not None and self.batching and table.exact
         total: IntArray | None = None
