@@ -49,6 +49,11 @@ def test_matches_the_rotated_walk_on_large_tables(density: float) -> None:
             want = _reference(mask, start, limit)
             assert got is not None and want is not None
             assert (got[0], got[1].tolist()) == want, (start, limit)
+            # The same with the count of passing rows given (as a kept mask keeps it).
+            counted = FilterRunner._first_passing_rows(
+                mask, start, limit, int(np.count_nonzero(mask))
+            )
+            assert counted is not None and (counted[0], counted[1].tolist()) == want
 
 
 def test_matches_the_rotated_walk_when_passing_rows_cluster() -> None:

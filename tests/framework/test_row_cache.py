@@ -21,7 +21,7 @@ from _differential import _outcome
 from test_batch_equivalence_affinity import random_node, random_pod
 
 from ksched import InMemoryCluster, Node, Pod, Scheduler
-from ksched.framework import CycleState
+from ksched.framework import CycleState, NodeInfo
 from ksched.framework._row_cache import RowCache, pod_row_key
 from ksched.framework._table import NodeTable
 from ksched.testing import make_node, make_pod
@@ -141,6 +141,26 @@ def test_a_column_is_built_the_second_time_a_key_asks() -> None:
     assert calls == []
     assert cache.scores("k", "P", table, rows, score_rows, int) is not None
     assert calls == [0]
+
+
+def test_a_kept_mask_counts_its_passing_rows_as_rows_change() -> None:
+    infos = [
+        NodeInfo(make_node(f"n{i}").resources({"cpu": "2", "pods": 110}).obj()) for i in range(40)
+    ]
+    table = NodeTable(infos)
+    rng = random.Random(5)
+    verdicts = [rng.random() < 0.5 for _ in infos]
+    cache = RowCache()
+    cache.keep_mask("k", table, np.array(verdicts))
+    for _ in range(200):
+        for row in rng.sample(range(len(infos)), rng.randint(0, 3)):
+            verdicts[row] = rng.random() < 0.5
+            table.update_row(row, infos[row])  # logged as changed: judged again
+        kept = cache.mask("k", table, lambda row: verdicts[row])
+        assert kept is not None
+        mask, count = kept
+        assert mask.tolist() == verdicts
+        assert count == sum(verdicts)
 
 
 def test_pods_with_equal_spec_share_a_key() -> None:

@@ -85,6 +85,8 @@ class _Kept:
     """How much of the table's change log this view has taken in."""
     values: np.ndarray[Any, Any]
     """A BoolArray mask or an IntArray column over the table's rows."""
+    count: int = -1
+    """A mask's passing rows (-1 until counted), kept in step as rows are judged again."""
 
 
 class RowCache:
@@ -103,9 +105,10 @@ class RowCache:
 
     def mask(
         self, key: Hashable, table: NodeTable, judge: Callable[[int], bool | None]
-    ) -> BoolArray | None:
+    ) -> tuple[BoolArray, int] | None:
         """The kept Filter mask for ``key``, brought up to date with ``judge(row)`` (the
-        row's verdict; None when it cannot be had); None when no usable mask is kept.
+        row's verdict; None when it cannot be had), and how many rows pass; None when
+        no usable mask is kept.
 
         The mask is the cache's own: read it, do not change it."""
         kept = self._masks.get(key)
@@ -113,11 +116,15 @@ class RowCache:
             return None
 
         def refresh(rows: list[int]) -> bool:
+            values, count = kept.values, kept.count
             for row in rows:
                 verdict = judge(row)
                 if verdict is None:
                     return False
-                kept.values[row] = verdict
+                if count >= 0 and bool(values[row]) != verdict:
+                    count += 1 if verdict else -1
+                values[row] = verdict
+            kept.count = count
             return True
 
         if not _catch_up(kept, table, refresh):
@@ -125,7 +132,9 @@ class RowCache:
             return None
         self._masks.move_to_end(key)
         mask: BoolArray = kept.values
-        return mask
+        if kept.count < 0:
+            kept.count = int(np.count_nonzero(mask))
+        return mask, kept.count
 
     def keep_mask(self, key: Hashable, table: NodeTable, mask: BoolArray) -> None:
         """Keep (a copy of) the mask just computed over the whole ``table``."""

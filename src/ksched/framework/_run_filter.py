@@ -361,7 +361,7 @@ class FilterRunner(FrameworkBase):
 
             kept = self.row_cache.mask(kept_key, table, judge)
             if kept is not None:
-                fast = self._first_passing_rows(kept, start, limit)
+                fast = self._first_passing_rows(kept[0], start, limit, kept[1])
                 if fast is not None:
                     return self._fast_outcome(table, *fast)
         # Every row's verdict, kept once a cycle needed every node's status (a pod that
@@ -581,14 +581,20 @@ class FilterRunner(FrameworkBase):
         )
 
     @staticmethod
-    def _first_passing_rows(mask: BoolArray, start: int, limit: int) -> tuple[int, IntArray] | None:
+    def _first_passing_rows(
+        mask: BoolArray, start: int, limit: int, passing_rows: int | None = None
+    ) -> tuple[int, IntArray] | None:
         """The rows of the first ``limit`` passing nodes of the whole table, examined from
         row ``start`` on (rotating), and how many rows that examined; None when none pass.
+        ``passing_rows``: the mask's count of True, when known.
 
         The same answer as masking the rotated order, without a table-sized gather; when
         the passing rows are dense, without a table-sized scan either."""
         n = len(mask)
-        passing_rows = int(np.count_nonzero(mask)) if limit > 0 else 0  # a popcount: cheap
+        if limit <= 0:
+            passing_rows = 0
+        elif passing_rows is None:
+            passing_rows = int(np.count_nonzero(mask))  # a popcount: cheap
         if passing_rows == 0 and limit > 0:
             return None
         if limit > 0 and passing_rows > limit:
