@@ -90,6 +90,10 @@ class InMemoryCluster:
     def objects(self, kind: str) -> list[Any]:
         return list(self._objects.get(kind, {}).values())
 
+    def objects_by_key(self, kind: str) -> Mapping[str, Any]:
+        """The objects of ``kind`` by key: a live view, to read at once, not to keep."""
+        return self._objects.get(kind, {})
+
     def nodes(self) -> list[Node]:
         return self.objects("Node")
 
