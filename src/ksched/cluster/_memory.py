@@ -77,6 +77,9 @@ class InMemoryCluster:
     """Pod key -> its last PodScheduled condition (type, status, reason, message)."""
     events: list[RecordedEvent] = attrs.field(factory=list)
     """Events the scheduler recorded, in order."""
+    keep_events: bool = True
+    """Whether the scheduler hands its Events to ``record_event`` (a simulation, which
+    never reports them, keeps none: one per bound pod adds up at scale)."""
 
     # ---- reading ------------------------------------------------------------------
 

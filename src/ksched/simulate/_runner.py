@@ -121,7 +121,7 @@ class _Run:
         self.sink_error: BaseException | None = None
         """What the sink raised (a closed pipe): the run is cancelled and this re-raised."""
         self.scope: anyio.CancelScope | None = None
-        self.cluster = InMemoryCluster()
+        self.cluster = InMemoryCluster(keep_events=False)  # never reported
         self.t0 = 0.0
         self.created: dict[str, str] = {}
         self.profile_of: dict[str, str] = {}
