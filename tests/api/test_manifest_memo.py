@@ -20,6 +20,7 @@ def _forget() -> None:
         _validation._body_unknown,
         _validation._body_problems,
         _validation._map_problems,
+        _validation._usual_bodies,
     ):
         memo.clear()
 
@@ -159,3 +160,57 @@ def test_a_pod_with_a_status_reads_it() -> None:
     data["status"] = "Running"
     with pytest.raises(ManifestError, match="status: expected a mapping"):
         read_object(data)
+
+
+def test_the_usual_shape_after_a_clean_twin_reads_as_alone() -> None:
+    read_manifest(_pod("web-0"))
+    assert _validation._usual_bodies  # a clean body: later twins take the short way
+    meta = {"namespace": "ns", "uid": "u", "labels": {"a": "b"}, "annotations": {"n": "x"}}
+    pod = read_manifest(_pod("web-1", **meta))
+    assert pod == _alone(_pod("web-1", **meta))
+    read_manifest(_node("node-0"))
+    assert read_manifest(_node("node-1")) == _alone(_node("node-1"))
+
+
+@pytest.mark.parametrize(
+    "meta",
+    [
+        {"namespace": "Bad_NS"},
+        {"labels": {"-bad": "v"}},
+        {"annotations": {"-bad": "v"}},
+        {"labels": {"app": "web" * 30}},
+    ],
+    ids=["namespace", "label key", "annotation key", "label value"],
+)
+def test_bad_metadata_after_a_clean_twin_is_rejected_in_the_same_words(
+    meta: dict[str, Any],
+) -> None:
+    with pytest.raises(ManifestError) as alone:
+        _alone(_pod("p", **meta))
+    read_manifest(_pod("twin"))
+    with pytest.raises(ManifestError) as after_twin:
+        read_manifest(_pod("p", **meta))
+    assert str(after_twin.value) == str(alone.value)
+
+
+def test_an_unknown_field_after_a_clean_twin_still_warns_or_fails() -> None:
+    read_manifest(_pod("twin"))
+    data = _pod("p")
+    data["metadata"]["colour"] = "red"
+    with pytest.raises(ManifestError, match=r'^Pod default/p: unknown field "metadata\.colour"$'):
+        read_manifest(copy.deepcopy(data))
+    found: list[str] = []
+    read_manifest(data, strict=False, warnings=found)
+    assert len(found) == 1 and "metadata.colour" in found[0]
+
+
+def test_a_body_with_a_warning_is_not_taken_the_short_way() -> None:
+    data = _pod("a")
+    data["spec"]["containers"][0]["colour"] = "red"
+    found: list[str] = []
+    read_manifest(data, strict=False, warnings=found)
+    again: list[str] = []
+    twin = copy.deepcopy(data)
+    twin["metadata"]["name"] = "b"
+    read_manifest(twin, strict=False, warnings=again)
+    assert len(found) == len(again) == 1 and "spec.containers[0].colour" in again[0]

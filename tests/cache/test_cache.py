@@ -98,14 +98,36 @@ def test_snapshot_refreshes_only_changed_nodes() -> None:
     n2 = snap.get("n2")
     assert n2 is not before["n2"]
     assert n2 is not None and n2.requested.milli_cpu == 1000
-    # the snapshot holds copies: the cache's own NodeInfo is a different object
-    assert n2 is not cache.node_info("n2")
     assert before["n2"] is not None and before["n2"].requested.milli_cpu == 0
 
     # nothing changed: the same objects, same list
     listed = snap.list()
     cache.update_snapshot(snap)
     assert snap.list() is listed
+
+
+def test_the_cache_copies_a_node_a_snapshot_holds_before_changing_it() -> None:
+    cache = Cache()
+    cache.add_node(_node("n1"))
+    cache.add_node(_node("n2"))
+    snap = Snapshot()
+    cache.update_snapshot(snap)
+    held = snap.get("n1")
+    assert held is cache.node_info("n1")  # shared while nothing changes the node
+    for pod in (make_pod("a").req(cpu="1").node("n1").obj(), make_pod("b").node("n1").obj()):
+        cache.add_pod(pod)
+    cache.remove_pod(make_pod("a").node("n1").obj())
+    cache.update_node(make_node("n1").capacity(cpu="8", memory="8Gi", pods=110).obj())
+    # every change went to the cache's copy: the snapshot sees none until refreshed
+    assert held is snap.get("n1") and held is not None
+    assert (held.requested.milli_cpu, len(held.pods), held.allocatable.milli_cpu) == (0, 0, 4000)
+    other = Snapshot()
+    cache.update_snapshot(other)
+    n1 = other.get("n1")
+    assert n1 is not None and n1 is not held
+    assert ([p.pod.name for p in n1.pods], n1.allocatable.milli_cpu) == (["b"], 8000)
+    cache.update_snapshot(snap)
+    assert snap.get("n1") is n1 and snap.get("n2") is other.get("n2")
 
 
 def test_snapshot_drops_removed_nodes_and_adds_new_ones() -> None:

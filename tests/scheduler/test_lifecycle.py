@@ -103,6 +103,18 @@ async def test_scheduled_and_failed_scheduling_events() -> None:
     )  # fmt: skip
 
 
+@pytest.mark.parametrize("anyio_backend", [("trio", {"clock": MockClock(autojump_threshold=0)})])
+async def test_a_cluster_that_keeps_no_events_is_given_none() -> None:
+    cluster = InMemoryCluster(keep_events=False)
+    async with Scheduler.open(cluster=cluster):
+        await cluster.add_node(make_node("n1").capacity(cpu="1", memory="1Gi", pods=10).obj())
+        await cluster.add_pod(make_pod("web").req(cpu="500m").obj())
+        await cluster.add_pod(make_pod("huge").req(cpu="4").obj())
+        await cluster.wait_bound("default/web", timeout=5)
+        await anyio.sleep(1)
+    assert cluster.events == []
+
+
 def test_truncate_note_keeps_the_limit() -> None:
     assert truncate_note("short") == "short"
     long = "x" * (NOTE_LENGTH_LIMIT + 10)

@@ -208,8 +208,6 @@ async def test_bind_failure_unreserves_forgets_and_requeues() -> None:
         await until(lambda: "unreserve p" in plugin.log)
         assert plugin.log[:3] == ["reserve p", "bind failed p", "unreserve p"]
         assert not sched.cache.is_assumed("default/p")
-        info = sched.cache.node_info("n1")
-        assert info is not None
         pod = await cluster.wait_bound("default/p", timeout=10)
         assert pod.spec.node_name == "n1"
         assert plugin.log == [
@@ -218,7 +216,8 @@ async def test_bind_failure_unreserves_forgets_and_requeues() -> None:
             "unreserve p",
             "reserve p",
         ]
-        assert info.requested.milli_cpu == 1000
+        info = sched.cache.node_info("n1")
+        assert info is not None and info.requested.milli_cpu == 1000
     errors = [e for e in events if e.kind == "SchedulerError"]
     assert len(errors) == 1
     assert "api server unavailable" in errors[0].details["message"]

@@ -285,7 +285,7 @@ _specs: dict[str, PodSpec] = {}
 """Pod specs read, by :func:`body_key`: pods made from one template share one spec."""
 _node_bodies: dict[str, tuple[NodeSpec, NodeStatus]] = {}
 """Node specs and statuses read, by :func:`body_key`: a node pool's nodes share them."""
-_NO_STATUS = PodStatus()
+NO_POD_STATUS = PodStatus()
 
 BODY_FIELDS: Mapping[str, tuple[str, ...]] = {"Pod": ("spec",), "Node": ("spec", "status")}
 """The fields of a kind read (and checked) from their own dicts alone, whatever the
@@ -313,7 +313,7 @@ def _pod(f: _Fields, key: str | None = None) -> Pod:
         raw_status = f.data.get("status")
         if pod_spec is not None and (raw_status is None or raw_status == {}):  # read before
             meta = _read_metadata(f, namespaced=True)
-            return Pod(metadata=meta, spec=pod_spec, status=_NO_STATUS)
+            return Pod(metadata=meta, spec=pod_spec, status=NO_POD_STATUS)
     spec, status = f.sub("spec"), f.sub("status")
     # A spec is read from its dict alone: equal dicts (a workload's pods) read once.
     pod_spec = _specs.get(key) if key is not None else None
@@ -324,7 +324,7 @@ def _pod(f: _Fields, key: str | None = None) -> Pod:
                 _specs.clear()
             _specs[key] = pod_spec
     if not status.data:
-        pod_status = _NO_STATUS
+        pod_status = NO_POD_STATUS
     else:
         pod_status = PodStatus(
             nominated_node_name=status.opt_str("nominatedNodeName") or None,
@@ -342,7 +342,7 @@ def _pod(f: _Fields, key: str | None = None) -> Pod:
 _PLAIN_METADATA = frozenset({"name", "namespace", "uid", "labels", "annotations"})
 
 
-def _plain_map(value: object) -> bool:
+def plain_map(value: object) -> bool:
     if value is None:
         return True
     if type(value) is not dict:
@@ -361,8 +361,8 @@ def _read_metadata(f: _Fields, *, namespaced: bool) -> ObjectMeta:
             type(name) is str
             and (namespace is None or type(namespace) is str)
             and (uid is None or type(uid) is str)
-            and _plain_map(labels)
-            and _plain_map(annotations)
+            and plain_map(labels)
+            and plain_map(annotations)
         ):
             return ObjectMeta(
                 name=name,

@@ -19,7 +19,16 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, MutableSequen
 from typing import Any
 
 from .._errors import ManifestError
-from ._manifest import BODY_FIELDS, KubeObject, body_key, describe, read_with_key
+from ._manifest import (
+    BODY_FIELDS,
+    NO_POD_STATUS,
+    KubeObject,
+    body_key,
+    describe,
+    plain_map,
+    read_with_key,
+)
+from ._model import Node, NodeSpec, NodeStatus, ObjectMeta, Pod, PodSpec
 from ._names import (
     FieldProblem,
     duplicate,
@@ -409,6 +418,10 @@ def read_manifest(
             server rejects; the message names the object and the field path, one line
             per problem.
     """
+    if type(data) is dict:
+        usual = _read_usual(data, names)
+        if usual is not None:
+            return usual
     key = None
     if type(data) is dict or isinstance(data, Mapping):
         kind = store_kind(data)
@@ -424,4 +437,82 @@ def read_manifest(
                         raise ManifestError("\n".join(errors))
                     if warnings is not None:
                         warnings.extend(f"{label}: {p}" for p in problems if p.warning)
-    return read_with_key(data, key)  # an unknown kind, a missing name, a malformed field
+    obj = read_with_key(data, key)  # an unknown kind, a missing name, a malformed field
+    if key is not None and (type(obj) is Pod or type(obj) is Node):
+        _remember_usual(obj, key, names)
+    return obj
+
+
+# ---- the usual shape -----------------------------------------------------------------
+# A large input is mostly Pods and Nodes made from a few templates: apiVersion v1, plain
+# metadata, and a body (spec, a node's status) seen before. Once a body was checked and
+# read with nothing to report, an object carrying it needs only its metadata checked.
+
+_USUAL_TOP: Mapping[str, frozenset[str]] = {
+    "Pod": frozenset({"apiVersion", "kind", "metadata", "spec"}),
+    "Node": frozenset({"apiVersion", "kind", "metadata", "spec", "status"}),
+}
+_USUAL_META = frozenset({"name", "namespace", "uid", "labels", "annotations"})
+_usual_bodies: dict[tuple[str, str, bool], PodSpec | tuple[NodeSpec, NodeStatus]] = {}
+"""Bodies checked and read without a problem or an unknown field, by kind, ``body_key``
+and ``names``: a Pod's spec, a Node's spec and status."""
+
+
+def _remember_usual(obj: Pod | Node, key: str, names: bool) -> None:
+    """Remember ``obj``'s body for :func:`_read_usual` if it was found clean."""
+    kind = type(obj).__name__
+    if _body_problems.get((kind, key, names)) != ():
+        return
+    unknown = _body_unknown.get((kind, key))
+    if unknown is None or any(unknown.values()):
+        return
+    if type(obj) is Pod:
+        if obj.status is not NO_POD_STATUS:
+            return
+        _remember(_usual_bodies, (kind, key, names), obj.spec)
+    else:
+        _remember(_usual_bodies, (kind, key, names), (obj.spec, obj.status))
+
+
+def _read_usual(data: dict[Any, Any], names: bool) -> KubeObject | None:
+    """``read_manifest(data)`` for a Pod or Node of the usual shape whose body was read
+    before; None for anything else, and for any problem (the full path then reports it)."""
+    kind = data.get("kind")
+    if type(kind) is not str:
+        return None
+    top = _USUAL_TOP.get(kind)
+    if top is None or data.get("apiVersion") != "v1" or not data.keys() <= top:
+        return None
+    meta = data.get("metadata")
+    if type(meta) is not dict or not meta.keys() <= _USUAL_META:
+        return None
+    name, namespace, uid = meta.get("name"), meta.get("namespace"), meta.get("uid")
+    labels, annotations = meta.get("labels"), meta.get("annotations")
+    if (
+        type(name) is not str
+        or not (namespace is None or type(namespace) is str)
+        or not (uid is None or type(uid) is str)
+        or not plain_map(labels)
+        or not plain_map(annotations)
+    ):
+        return None
+    key = body_key(kind, data)
+    if key is None:
+        return None
+    body = _usual_bodies.get((kind, key, names))
+    if body is None:
+        return None
+    is_pod = kind == "Pod"
+    if _meta(meta, namespaced=is_pod, label_name=False, names=names):
+        return None
+    metadata = ObjectMeta(
+        name=name,
+        namespace=(namespace or "default") if is_pod else "",
+        uid=uid or "",
+        labels=dict(labels) if labels else {},
+        annotations=dict(annotations) if annotations else {},
+    )
+    if type(body) is tuple:
+        return Node(metadata=metadata, spec=body[0], status=body[1])
+    assert isinstance(body, PodSpec)
+    return Pod(metadata=metadata, spec=body, status=NO_POD_STATUS)

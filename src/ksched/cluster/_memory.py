@@ -77,6 +77,9 @@ class InMemoryCluster:
     """Pod key -> its last PodScheduled condition (type, status, reason, message)."""
     events: list[RecordedEvent] = attrs.field(factory=list)
     """Events the scheduler recorded, in order."""
+    keep_events: bool = True
+    """Whether the scheduler hands its Events to ``record_event`` (a simulation, which
+    never reports them, keeps none: one per bound pod adds up at scale)."""
 
     # ---- reading ------------------------------------------------------------------
 
@@ -89,6 +92,10 @@ class InMemoryCluster:
 
     def objects(self, kind: str) -> list[Any]:
         return list(self._objects.get(kind, {}).values())
+
+    def objects_by_key(self, kind: str) -> Mapping[str, Any]:
+        """The objects of ``kind`` by key: a live view, to read at once, not to keep."""
+        return self._objects.get(kind, {})
 
     def nodes(self) -> list[Node]:
         return self.objects("Node")

@@ -37,6 +37,7 @@ from ..framework import (
 )
 from ..framework._events import ASSIGNED_POD_ADD, FORCE_ACTIVATE, UNSCHEDULABLE_TIMEOUT
 from ._backoff import NS, WINDOW_NS, BackoffQueue, align_ns, to_ns
+from ._checkpoints import Checkpoint, loop_checkpoints
 from ._entry import QueuedPod, adopt
 from ._heap import KeyedHeap, SortKeyHeap
 from ._hints import (
@@ -155,6 +156,11 @@ class SchedulingQueue:
         self._sequence = 0
         self._closed = False
         self._wakeup: anyio.Event | None = None
+        self._checkpoints: tuple[Checkpoint, Checkpoint] = (
+            anyio.lowlevel.checkpoint_if_cancelled,
+            anyio.lowlevel.cancel_shielded_checkpoint,
+        )
+        """Those of the loop ``serve`` runs in (anyio's until then)."""
         self._stop: anyio.Event | None = None
 
     # ---- ordering and time ------------------------------------------------------------
@@ -450,7 +456,8 @@ class SchedulingQueue:
         Raises:
             SchedulerClosedError: the queue was closed (also while waiting).
         """
-        await anyio.lowlevel.checkpoint_if_cancelled()
+        checkpoint_if_cancelled, cancel_shielded_checkpoint = self._checkpoints
+        await checkpoint_if_cancelled()
         while True:
             if self._closed:
                 raise SchedulerClosedError("the scheduling queue is closed")
@@ -461,7 +468,7 @@ class SchedulingQueue:
                 if entry_uid(entry) in self._in_flight:
                     continue  # tracked twice: upstream discards the duplicate
                 self._start_attempt(entry)
-                await anyio.lowlevel.cancel_shielded_checkpoint()
+                await cancel_shielded_checkpoint()
                 return entry
             if self._wakeup is None:
                 self._wakeup = anyio.Event()
@@ -651,6 +658,7 @@ class SchedulingQueue:
         every 30 s. Sleeps with anyio; the clock must advance with it."""
         if self._stop is None:
             self._stop = anyio.Event()
+        self._checkpoints = loop_checkpoints()
         if self._closed:
             task_status.started()
             return

@@ -124,7 +124,11 @@ class SchedulerBase:
         self._closed = False
         self._loop_scope: anyio.CancelScope | None = None
         self._binding_tg: anyio.abc.TaskGroup | None = None
-        self._record_event: Callable[..., None] | None = getattr(self.cluster, "record_event", None)
+        self._record_event: Callable[..., None] | None = (
+            getattr(self.cluster, "record_event", None)
+            if getattr(self.cluster, "keep_events", True)
+            else None
+        )
         self.frameworks: dict[str, Framework] = {}
         for profile in self.config.profiles:
             handle = FrameworkHandle(self, profile.scheduler_name)

@@ -10,8 +10,8 @@ import attrs
 
 from ..api import KubeObject, Node, ObjectMeta, Pod, pod_requests
 from ..cluster import InMemoryCluster, object_key
-from ..framework import Code, MetricsRecorder, Resource, Status
-from ..scheduler import AttemptReport, Registry, Scheduler, SchedulingEvent
+from ..framework import Code, MetricsRecorder, Status
+from ..scheduler import AttemptReport, PodRecord, Registry, Scheduler, SchedulingEvent
 from ._claims import stateful_set_claims
 from ._controllers import Controllers, owner_of
 from ._scenario import Scenario, ScenarioError
@@ -21,6 +21,8 @@ ExplainSink = Callable[[str, dict[str, Any]], None]
 """Takes a pod's explanation (``namespace/name``, the ``explain`` entry) as it is made."""
 
 _OUTCOMES = frozenset({"Bound", "Unschedulable", "SchedulerError", "WaitingOnPermit"})
+_NOT_SCHEDULED = ("unschedulable", "backoff")
+"""Where a pod whose attempt failed waits (its phase is then Unschedulable)."""
 _STREAMED = AttemptReport()
 """Put in place of a first attempt once it went to the sink, so that it is not kept."""
 
@@ -70,7 +72,7 @@ class _Usage:
     def report(self) -> dict[str, Any]:
         """Each node's requested and allocatable cpu (cores), memory (bytes) and pods."""
         requested: dict[str, list[int]] = {}
-        for pod in self.cluster.pods():
+        for pod in self.cluster.objects_by_key("Pod").values():
             bound_to = pod.spec.node_name
             if not bound_to:
                 continue
@@ -83,16 +85,15 @@ class _Usage:
             totals[2] += 1
         out: dict[str, Any] = {}
         none = (0, 0, 0)
-        for node in self.cluster.nodes():
-            name = node.metadata.name
-            alloc = Resource.from_list(node.status.allocatable)
+        for name, node in self.cluster.objects_by_key("Node").items():
+            alloc = node.status.allocatable  # amounts as Resource.from_list reads them
             cpu, memory, pods = requested.get(name, none)
             out[name] = {
                 "requested": {"cpu": cpu / 1000, "memory": memory, "pods": pods},
                 "allocatable": {
-                    "cpu": alloc.milli_cpu / 1000,
-                    "memory": alloc.memory,
-                    "pods": alloc.allowed_pod_number,
+                    "cpu": alloc.get("cpu", 0) / 1000,
+                    "memory": alloc.get("memory", 0),
+                    "pods": alloc.get("pods", 0),
                 },
             }
         return out
@@ -120,7 +121,7 @@ class _Run:
         self.sink_error: BaseException | None = None
         """What the sink raised (a closed pipe): the run is cancelled and this re-raised."""
         self.scope: anyio.CancelScope | None = None
-        self.cluster = InMemoryCluster()
+        self.cluster = InMemoryCluster(keep_events=False)  # never reported
         self.t0 = 0.0
         self.created: dict[str, str] = {}
         self.profile_of: dict[str, str] = {}
@@ -277,45 +278,42 @@ class _Run:
     def pod_reports(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
         sched = self.scheduler
+        records = sched.records
+        pods: Mapping[str, Pod] = self.cluster.objects_by_key("Pod")
+        pending_at_creation = self.pending_at_creation
         for key in self.created:
-            pod = self.cluster.get_pod(key)
+            pod = pods.get(key)
             if pod is None:
                 continue
-            record = sched.records.get(pod.uid)
-            where = sched.queue.where(pod.uid)
-            if pod.spec.node_name:
-                phase = "Bound"
-            elif sched.waiting_pods.get(pod.uid) is not None:
-                phase = "Waiting"
-            elif where == "gated":
-                phase = "Gated"
-            elif (
-                record is not None
-                and record.message is not None
-                and where
-                in (
-                    "unschedulable",
-                    "backoff",
-                )
-            ):
-                phase = "Unschedulable"
-            else:
-                phase = "Pending"
+            record = records.get(pod.uid)
+            node = pod.spec.node_name
+            # A bound pod's phase needs nothing from the queue (the usual pod of a report).
+            phase = "Bound" if node else self._unbound_phase(pod.uid, record)
             entry: dict[str, Any] = {
-                "node": pod.spec.node_name,
+                "node": node,
                 "phase": phase,
                 "attempts": record.attempts if record else 0,
             }
-            owner = owner_of(pod)
-            if owner is not None:
-                entry["owner"] = f"{owner[0]} {owner[1]}"
-            if key in self.pending_at_creation:
+            if pod.metadata.owner_references:
+                owner = owner_of(pod)
+                if owner is not None:
+                    entry["owner"] = f"{owner[0]} {owner[1]}"
+            if key in pending_at_creation:
                 entry["nominatedNode"] = record.nominated_node if record else None
-                entry["message"] = (
-                    None if pod.spec.node_name else (record.message if record else None)
-                )
+                entry["message"] = None if node else (record.message if record else None)
             out[key] = entry
         return out
+
+    def _unbound_phase(self, uid: str, record: PodRecord | None) -> str:
+        sched = self.scheduler
+        where = sched.queue.where(uid)
+        if sched.waiting_pods.get(uid) is not None:
+            return "Waiting"
+        if where == "gated":
+            return "Gated"
+        if record is not None and record.message is not None and where in _NOT_SCHEDULED:
+            return "Unschedulable"
+        return "Pending"
 
     def _explanation(self, key: str) -> dict[str, Any] | None:
         uid = self.created.get(key)
