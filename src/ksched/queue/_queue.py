@@ -23,6 +23,7 @@ import anyio.abc
 import anyio.lowlevel
 
 from .._errors import SchedulerClosedError
+from .._event_loop import Checkpoint, loop_checkpoints
 from ..api import Pod
 from ..framework import (
     ActionType,
@@ -37,7 +38,6 @@ from ..framework import (
 )
 from ..framework._events import ASSIGNED_POD_ADD, FORCE_ACTIVATE, UNSCHEDULABLE_TIMEOUT
 from ._backoff import NS, WINDOW_NS, BackoffQueue, align_ns, to_ns
-from ._checkpoints import Checkpoint, loop_checkpoints
 from ._entry import QueuedPod, adopt
 from ._heap import KeyedHeap, SortKeyHeap
 from ._hints import (
@@ -600,9 +600,7 @@ class SchedulingQueue:
         hints of their rejecting plugins queue; record it for in-flight pods. Only the
         pods of plugins registered for the event are looked at (the pool's index)."""
         if not len(self._unschedulable):  # the usual bind: nothing to move, only to record
-            self._incoming_event = event.label or str(event)
-            if self._in_flight:
-                self._log.append(Recorded(event, old, new))
+            self._move_entries((), event, old, new)
             return
         entries: Iterable[QueuedPod] = self._unschedulable.candidates(event)
         if precheck is not None:

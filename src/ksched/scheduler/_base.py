@@ -17,8 +17,8 @@ import anyio
 import anyio.abc
 import attrs
 import numpy as np
-import sniffio
 
+from .._event_loop import loop_clock
 from ..api import Pod
 from ..cache import Cache, Snapshot
 from ..cluster import ClusterStore, InMemoryCluster
@@ -245,25 +245,6 @@ class SchedulerBase:
                 details["attempt_start"] = start
         if self.observer is not None:
             self.observer(SchedulingEvent(kind, pod.key, self._now(), details))
-
-
-def loop_clock() -> Callable[[], float]:
-    """The running event loop's clock, as ``anyio.current_time`` reads it: trio's
-    ``current_time`` (a MockClock included) or the asyncio loop's ``time``, looked up once
-    instead of on every read."""
-    try:
-        library = sniffio.current_async_library()
-    except sniffio.AsyncLibraryNotFoundError:
-        return anyio.current_time
-    if library == "trio":
-        import trio
-
-        return trio.current_time
-    if library == "asyncio":
-        import asyncio
-
-        return asyncio.get_running_loop().time
-    return anyio.current_time
 
 
 FITS = Status(Code.SUCCESS)

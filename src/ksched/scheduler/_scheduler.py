@@ -17,10 +17,10 @@ import anyio
 import anyio.abc
 
 from .._errors import SchedulerClosedError
+from .._event_loop import loop_clock
 from ..cluster import ClusterStore
 from ..config import SchedulerConfig
 from ..framework import MetricsRecorder
-from ._base import loop_clock
 from ._diagnosis import SchedulingEvent
 from ._event_handlers import EventHandlers
 from ._group_cycle import GroupCycle
