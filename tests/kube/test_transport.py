@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import anyio
+import anyio.abc
+import httpx
 import pytest
 
 from ksched.kube import KubeClient, TokenBucket
@@ -60,3 +62,23 @@ def test_a_proxied_server_goes_through_httpx_so_proxy_variables_apply(
     assert _proxied("https://10.0.0.1:6443")
     monkeypatch.setenv("NO_PROXY", "10.0.0.1")
     assert not _proxied("https://10.0.0.1:6443")
+
+
+async def _accept_and_close(stream: anyio.abc.SocketStream) -> None:
+    await stream.aclose()
+
+
+async def test_a_connection_closed_in_the_tls_handshake_is_a_connect_error() -> None:
+    """A listener that accepts and closes (a load balancer without a live backend): the
+    handshake's end of stream is a retryable httpx.ConnectError, not a crash."""
+    listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0)
+    port = listener.extra(anyio.abc.SocketAttribute.local_port)
+    transport = KeepAliveTransport(True)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(listener.serve, _accept_and_close)
+        url = httpx.URL(f"https://127.0.0.1:{port}")
+        for _ in range(3):
+            with pytest.raises(httpx.ConnectError, match=r"connecting to 127\.0\.0\.1"):
+                await transport.fetch(url, "GET", b"/", [(b"Host", b"x")], b"", {"connect": 5.0})
+        tg.cancel_scope.cancel()
+    await listener.aclose()

@@ -89,3 +89,25 @@ def test_parse_address(address: str, want: tuple[str, int]) -> None:
 def test_parse_address_rejects_a_bad_port() -> None:
     with pytest.raises(ValueError, match="port"):
         parse_address("127.0.0.1:99999", default_port=7)
+
+
+async def test_a_head_request_gets_the_head_alone_and_the_server_goes_on() -> None:
+    async with anyio.create_task_group() as tg:
+        port = await tg.start(serve_http, _echo, "127.0.0.1", 0)
+        async with await anyio.connect_tcp("127.0.0.1", port) as stream:
+            await stream.send(b"HEAD /healthz HTTP/1.1\r\nHost: a\r\n\r\n")
+            with anyio.fail_after(5):
+                head = await stream.receive()
+            # The handler's length ("HEAD /healthz  0" is 16 bytes), and no body.
+            assert head.startswith(b"HTTP/1.1 200")
+            assert b"content-length: 16\r\n" in head.lower()
+            assert head.endswith(b"\r\n\r\n")
+            # The same connection answers the next request.
+            await stream.send(b"GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n")
+            with anyio.fail_after(5):
+                data = b""
+                while not data.endswith(b"GET /healthz  0"):
+                    data += await stream.receive()
+        data = await _exchange(port, b"GET /ok HTTP/1.1\r\nHost: a\r\n\r\n")
+        assert data.startswith(b"HTTP/1.1 200")
+        tg.cancel_scope.cancel()

@@ -139,8 +139,11 @@ class KeepAliveTransport(httpx.AsyncBaseTransport):
                     )
         except TimeoutError as exc:
             raise httpx.ConnectTimeout(f"connecting to {host}:{port} timed out") from exc
-        except (OSError, ssl.SSLError, anyio.BrokenResourceError) as exc:
-            raise httpx.ConnectError(f"connecting to {host}:{port}: {exc}") from exc
+        except (OSError, ssl.SSLError, anyio.BrokenResourceError, anyio.EndOfStream) as exc:
+            # EndOfStream: the peer closed the connection during the TLS handshake (a
+            # load balancer with no live backend does): a connection error like any other.
+            reason = str(exc) or type(exc).__name__
+            raise httpx.ConnectError(f"connecting to {host}:{port}: {reason}") from exc
         self.connections_opened += 1
         return _Connection(stream, sock)
 

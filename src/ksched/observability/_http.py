@@ -83,6 +83,14 @@ async def serve_http(
 
 
 async def _connection(stream: anyio.abc.ByteStream, handler: Handler) -> None:
+    """One client's connection; whatever goes wrong on it ends it, never the listener."""
+    try:
+        await _serve_connection(stream, handler)
+    except Exception:
+        logger.exception("HTTP connection failed")
+
+
+async def _serve_connection(stream: anyio.abc.ByteStream, handler: Handler) -> None:
     conn = h11.Connection(h11.SERVER, max_incomplete_event_size=64 * 1024)
     async with stream:
         while True:
@@ -101,8 +109,8 @@ async def _connection(stream: anyio.abc.ByteStream, handler: Handler) -> None:
                 logger.exception("%s %s failed", request.method, request.path)
                 response = Response(500, f"{type(exc).__name__}: {exc}".encode())
             try:
-                await _send(stream, conn, response)
-            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                await _send(stream, conn, response, head_only=request.method == "HEAD")
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError, h11.LocalProtocolError):
                 return
             if conn.our_state is h11.MUST_CLOSE or conn.their_state is h11.MUST_CLOSE:
                 return
@@ -153,13 +161,21 @@ async def _read_request(stream: anyio.abc.ByteStream, conn: h11.Connection) -> R
                 return None
 
 
-async def _send(stream: anyio.abc.ByteStream, conn: h11.Connection, response: Response) -> None:
+async def _send(
+    stream: anyio.abc.ByteStream,
+    conn: h11.Connection,
+    response: Response,
+    *,
+    head_only: bool = False,
+) -> None:
+    """The response; to a HEAD request, its head alone (the length GET would have)."""
     headers = [
         ("content-type", response.content_type),
         ("content-length", str(len(response.body))),
         *response.headers.items(),
     ]
     data = conn.send(h11.Response(status_code=response.status, headers=headers))
-    data += conn.send(h11.Data(data=response.body)) or b""
+    if not head_only:
+        data += conn.send(h11.Data(data=response.body)) or b""
     data += conn.send(h11.EndOfMessage()) or b""
     await stream.send(data)
