@@ -22,8 +22,8 @@ from ._dra import ResourcePool as ResourcePool
 from ._dra import ResourceSlice as ResourceSlice
 from ._dra import SemVer as SemVer
 from ._duration import parse_duration as parse_duration
+from ._loading import load_manifests as load_manifests
 from ._manifest import KubeObject as KubeObject
-from ._manifest import load_manifests as load_manifests
 from ._manifest import parse_time as parse_time
 from ._manifest import read_object as read_object
 from ._model import Affinity as Affinity

@@ -9,8 +9,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import yaml
-
 from .._errors import ManifestError
 from ._dra import DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
 from ._fields import (
@@ -76,7 +74,6 @@ __all__ = [
     "SIM_EPOCH",
     "KubeObject",
     "body_key",
-    "load_manifests",
     "parse_time",
     "read_object",
     "read_with_key",
@@ -628,27 +625,6 @@ def read_with_key(data: object, key: str | None) -> KubeObject:
     else:
         obj = reader(fields)
     return obj
-
-
-def _checked(item: object, strict: bool) -> KubeObject:
-    from ._validation import read_manifest  # the checks build on this module's reader
-
-    return read_manifest(item, strict=strict)
-
-
-def load_manifests(text: str, *, source: str = "<string>", strict: bool = True) -> list[KubeObject]:
-    """Every object in multi-document YAML (``kind: List`` items are unpacked)."""
-    try:
-        docs = [d for d in yaml.safe_load_all(text) if d is not None]
-    except yaml.YAMLError as exc:
-        raise ManifestError(f"{source}: invalid YAML: {exc}") from exc
-    out: list[KubeObject] = []
-    for doc in docs:
-        items = (
-            doc.get("items") if isinstance(doc, Mapping) and doc.get("kind") == "List" else [doc]
-        )
-        out.extend(_checked(item, strict) for item in items or [])
-    return out
 
 
 # Storage kinds read in their own module, which uses the readers above.

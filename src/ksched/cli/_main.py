@@ -18,20 +18,13 @@ from typing import Any, TextIO, cast
 from .._errors import ConfigError, KschedError
 from .._gc import few_collections, kept_for_the_run
 from ..framework import PluginFactory
+from ._extender import add_extender_parser
+from ._options import plugin_option, plugin_registry, strict_option
+from ._run import add_run_parser
 
 __all__ = ["main"]
 
-_Registry = dict[str, PluginFactory]
-
-
 # ---- plugins --------------------------------------------------------------------------
-
-
-def _plugin_registry(specs: Sequence[str]) -> _Registry:
-    """In-tree plugins, entry points (group ``ksched.plugins``) and ``--plugin`` specs."""
-    from ..scheduler import plugin_registry
-
-    return plugin_registry(specs)
 
 
 def _plugin_class(factory: PluginFactory) -> object:
@@ -48,8 +41,8 @@ def _plugin_rows(specs: Sequence[str]) -> list[dict[str, Any]]:
     from ..plugins import IN_TREE
     from ..scheduler import implemented_points
 
-    registry = _plugin_registry(specs)
-    installed = _plugin_registry(()) if specs else registry
+    registry = plugin_registry(specs)
+    installed = plugin_registry(()) if specs else registry
     rows = []
     for name, factory in sorted(registry.items(), key=lambda kv: kv[0].lower()):
         if name in IN_TREE and getattr(factory, "__module__", "").startswith("ksched.plugins"):
@@ -165,7 +158,7 @@ def _run_simulation(args: argparse.Namespace) -> int:
         scenario = load_inputs(inputs, config=args.config, strict=args.strict, warnings=warnings)
     for line in warnings:
         print(f"ksched: warning: {line}", file=sys.stderr)
-    registry = _plugin_registry(args.plugin)
+    registry = plugin_registry(args.plugin)
     output = args.output or ("table" if sys.stdout.isatty() else "json")
     explain = _explain_request(args, scenario)
     if args.plot:
@@ -274,7 +267,7 @@ def _scenario_files(paths: Sequence[str]) -> Iterator[Path]:
 def _check(args: argparse.Namespace) -> int:
     from ..simulate import check_scenario
 
-    registry = _plugin_registry(args.plugin)
+    registry = plugin_registry(args.plugin)
     passed = failed = 0
     for path in _scenario_files(args.paths):
         if not path.exists():
@@ -308,7 +301,7 @@ def _config_validate(args: argparse.Namespace) -> int:
     from ._inputs import load_config_file
 
     config = load_config_file(args.file)
-    registry = _plugin_registry(args.plugin)
+    registry = plugin_registry(args.plugin)
     try:
         Scheduler(config, InMemoryCluster(), registry=registry)
     except ConfigError as exc:
@@ -364,23 +357,6 @@ def _parser(argv: Sequence[str]) -> argparse.ArgumentParser:
         prog="ksched", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
-    def strict_option(p: argparse.ArgumentParser) -> None:
-        p.add_argument(
-            "--no-strict",
-            dest="strict",
-            action="store_false",
-            help="unknown fields in objects are warnings (on stderr), not errors",
-        )
-
-    def plugin_option(p: argparse.ArgumentParser) -> None:
-        p.add_argument(
-            "--plugin",
-            action="append",
-            default=[],
-            metavar="MODULE:FACTORY",
-            help="register an out-of-tree plugin (repeatable)",
-        )
 
     sim = sub.add_parser(
         "simulate",
@@ -459,11 +435,8 @@ def _parser(argv: Sequence[str]) -> argparse.ArgumentParser:
     plugins.set_defaults(run=_plugins)
 
     _add_bench(sub, argv)
-    from ..extender._serve import add_extender_parser
-    from ..kube._run import add_run_parser
-
     add_run_parser(sub)
-    add_extender_parser(sub, plugin_option)
+    add_extender_parser(sub)
     return parser
 
 

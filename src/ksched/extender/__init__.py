@@ -7,13 +7,17 @@ from ._client import ExtenderError as ExtenderError
 from ._client import FilterResult as FilterResult
 from ._json import node_json as node_json
 from ._json import pod_json as pod_json
+from ._serve import serve_extender as serve_extender
+from ._server import ExtenderServer as ExtenderServer
 from ._wire import MAX_EXTENDER_PRIORITY as MAX_EXTENDER_PRIORITY
 
 __all__ = [
     "MAX_EXTENDER_PRIORITY",
     "ExtenderClient",
     "ExtenderError",
+    "ExtenderServer",
     "FilterResult",
     "node_json",
     "pod_json",
+    "serve_extender",
 ]

@@ -17,6 +17,7 @@ from ._reflector import RESOURCES as RESOURCES
 from ._reflector import Reflector as Reflector
 from ._reflector import Resource as Resource
 from ._run import RunOptions as RunOptions
+from ._run import resolve_kubeconfig as resolve_kubeconfig
 from ._run import run as run
 from ._store import KubeCluster as KubeCluster
 from ._store import NotLeaderError as NotLeaderError
@@ -42,5 +43,6 @@ __all__ = [
     "Writer",
     "in_cluster_config",
     "load_kubeconfig",
+    "resolve_kubeconfig",
     "run",
 ]

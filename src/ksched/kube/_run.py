@@ -7,30 +7,25 @@
 
 from __future__ import annotations
 
-import argparse
 import logging
-import os
 import signal
-import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import anyio
 import attrs
 import httpx
 
 from .._errors import ConfigError
-from ..config import SchedulerConfig, load_config
+from ..config import SchedulerConfig
 from ..observability import RestClientMetrics, SchedulerMetrics
-from ..observability._health import HealthServer, parse_address
-from ..observability._logging import configure_logging
+from ..observability._health import HealthServer
 from ..scheduler import Scheduler
 from ._client import KubeClient, KubeConfig, TokenBucket, in_cluster_config, load_kubeconfig
 from ._leader import LeaderElector, LeadershipLostError
 from ._store import KubeCluster
 
-__all__ = ["RunOptions", "add_run_parser", "resolve_kubeconfig", "run"]
+__all__ = ["RunOptions", "resolve_kubeconfig", "run"]
 
 log = logging.getLogger("ksched.kube")
 
@@ -50,39 +45,6 @@ class RunOptions:
     """Write the health port here once listening (tests)."""
 
 
-def add_run_parser(sub: Any) -> None:
-    """Register ``ksched run`` on an argparse sub-parsers object."""
-    run_p = sub.add_parser(
-        "run",
-        help="schedule the pods of a Kubernetes cluster (kube-apiserver)",
-        description="Watch a kube-apiserver and bind the pods whose spec.schedulerName "
-        "names one of the profiles.",
-    )
-    run_p.add_argument("--config", metavar="FILE", help="KubeSchedulerConfiguration (v1)")
-    run_p.add_argument("--kubeconfig", metavar="FILE", help="default: clientConnection.kubeconfig")
-    run_p.add_argument("--master", metavar="URL", help="API server address (overrides kubeconfig)")
-    run_p.add_argument(
-        "--health-address",
-        default="127.0.0.1:10259",
-        metavar="HOST:PORT",
-        help="where /healthz /livez /readyz and /metrics are served (default 127.0.0.1:10259)",
-    )
-    run_p.add_argument(
-        "-v",
-        "--verbose",
-        action="count",
-        default=0,
-        help="log more: -v binds, -vv debug (default: failures, warnings, lifecycle)",
-    )
-    run_p.add_argument(
-        "--log-format",
-        choices=("text", "json"),
-        default="text",
-        help="key=value lines (default) or one JSON object per line",
-    )
-    run_p.set_defaults(run=_command)
-
-
 def resolve_kubeconfig(flag: str | None, config: SchedulerConfig, master: str | None) -> KubeConfig:
     """--kubeconfig, else clientConnection.kubeconfig, else the in-cluster account."""
     path = flag or config.client_connection.kubeconfig
@@ -97,30 +59,6 @@ def resolve_kubeconfig(flag: str | None, config: SchedulerConfig, master: str | 
             raise ConfigError(f"--master: expected an http(s) URL, got {master!r}")
         kube = attrs.evolve(kube, server=master.rstrip("/"))
     return kube
-
-
-def _command(args: argparse.Namespace) -> int:
-    config = SchedulerConfig()
-    if args.config:
-        try:
-            text = Path(args.config).read_text()
-        except OSError as exc:
-            raise ConfigError(f"{args.config}: {exc.strerror or exc}") from exc
-        try:
-            config = load_config(text, source=args.config)
-        except ConfigError as exc:
-            if str(exc).startswith(args.config):
-                raise
-            raise ConfigError(f"{args.config}: {exc}") from exc
-    kube = resolve_kubeconfig(args.kubeconfig, config, args.master)
-    host, port = parse_address(args.health_address)
-    configure_logging(args.verbose, args.log_format, sys.stderr)
-    backend = os.environ.get("KSCHED_ASYNC_BACKEND", "asyncio")
-    options = RunOptions(
-        health_host=host, health_port=port, ready_file=os.environ.get("KSCHED_READY_FILE")
-    )
-    code: int = anyio.run(run, config, kube, options, backend=backend)
-    return code
 
 
 async def run(config: SchedulerConfig, kube: KubeConfig, options: RunOptions) -> int:

@@ -1,0 +1,32 @@
+"""Loading manifests: multi-document YAML into checked Kubernetes objects.
+
+The one place that turns YAML text into objects: documents are read, ``kind: List`` items
+unpacked, and each object checked and read as ``read_manifest`` does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import yaml
+
+from .._errors import ManifestError
+from ._manifest import KubeObject
+from ._validation import read_manifest
+
+__all__ = ["load_manifests"]
+
+
+def load_manifests(text: str, *, source: str = "<string>", strict: bool = True) -> list[KubeObject]:
+    """Every object in multi-document YAML (``kind: List`` items are unpacked)."""
+    try:
+        docs = [d for d in yaml.safe_load_all(text) if d is not None]
+    except yaml.YAMLError as exc:
+        raise ManifestError(f"{source}: invalid YAML: {exc}") from exc
+    out: list[KubeObject] = []
+    for doc in docs:
+        items = (
+            doc.get("items") if isinstance(doc, Mapping) and doc.get("kind") == "List" else [doc]
+        )
+        out.extend(read_manifest(item, strict=strict) for item in items or [])
+    return out
