@@ -11,7 +11,7 @@ import anyio
 
 from .._errors import ConfigError
 from ..config import SchedulerConfig, parse_config
-from ..extender import ExtenderServer, serve_extender
+from ..extender.serving import ExtenderServer, serve_extender
 from ..observability import configure_logging, parse_address
 from ._inputs import load_config_file
 from ._options import plugin_option, plugin_registry
