@@ -52,7 +52,7 @@ def test_a_proxied_server_goes_through_httpx_so_proxy_variables_apply(
 ) -> None:
     """With HTTPS_PROXY set (and the server not in NO_PROXY) the client keeps httpx's own
     transport, which honours the proxy variables as client-go does; otherwise ksched's pool."""
-    from ksched.kube._client import _proxied
+    from ksched.kube._kubeconfig import _proxied
 
     for name in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY",
                  "all_proxy", "NO_PROXY", "no_proxy"):  # fmt: skip

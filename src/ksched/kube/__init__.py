@@ -7,10 +7,10 @@ from ..observability import HealthServer as HealthServer
 from ._client import ApiError as ApiError
 from ._client import ConflictError as ConflictError
 from ._client import KubeClient as KubeClient
-from ._client import KubeConfig as KubeConfig
 from ._client import TokenBucket as TokenBucket
-from ._client import in_cluster_config as in_cluster_config
-from ._client import load_kubeconfig as load_kubeconfig
+from ._kubeconfig import KubeConfig as KubeConfig
+from ._kubeconfig import in_cluster_config as in_cluster_config
+from ._kubeconfig import load_kubeconfig as load_kubeconfig
 from ._leader import LeaderElector as LeaderElector
 from ._leader import LeadershipLostError as LeadershipLostError
 from ._reflector import RESOURCES as RESOURCES

@@ -21,7 +21,8 @@ from ..config import SchedulerConfig
 from ..observability import RestClientMetrics, SchedulerMetrics
 from ..observability._health import HealthServer
 from ..scheduler import Scheduler
-from ._client import KubeClient, KubeConfig, TokenBucket, in_cluster_config, load_kubeconfig
+from ._client import KubeClient, TokenBucket
+from ._kubeconfig import KubeConfig, in_cluster_config, load_kubeconfig
 from ._leader import LeaderElector, LeadershipLostError
 from ._store import KubeCluster
 
