@@ -68,7 +68,7 @@ import ksched
 import ksched.framework._runtime as runtime
 from ksched.config import parse_config
 from ksched.framework import Code, CycleState, NodeInfo, Status
-from ksched.framework._parallel import run_chunked as shipped_run_chunked
+from ksched.framework.batch import run_chunked as shipped_run_chunked
 from ksched.testing import make_node, make_pod
 
 RESULTS = Path(__file__).parent / "results"

@@ -31,7 +31,7 @@ import numpy as np
 
 import ksched
 from ksched.framework import CycleState, Status
-from ksched.framework._runtime import Framework
+from ksched.framework.runtime import Framework
 from ksched.scheduler import num_feasible_nodes_to_find
 from ksched.testing import make_node, make_pod
 

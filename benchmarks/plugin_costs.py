@@ -48,7 +48,8 @@ from ksched.api import (
     PreferredSchedulingTerm,
     WeightedPodAffinityTerm,
 )
-from ksched.framework import Code, CycleState, NodeInfo, NodeTable, Status
+from ksched.framework import Code, CycleState, NodeInfo, Status
+from ksched.framework.batch import NodeTable
 from ksched.testing import PodBuilder, make_node, make_pod
 
 RESULTS = Path(__file__).parent / "results"

@@ -17,7 +17,7 @@ from ksched.config import (
     load_config,
     parse_config,
 )
-from ksched.framework._waiting import WaitingPods
+from ksched.framework.runtime import WaitingPods
 from ksched.scheduler import build_framework
 
 

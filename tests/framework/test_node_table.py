@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from ksched.framework import NodeInfo, NodeTable, PodInfo
+from ksched.framework import NodeInfo, PodInfo
+from ksched.framework.batch import NodeTable
 from ksched.testing import make_node, make_pod
 
 

@@ -10,7 +10,7 @@ import random
 import numpy as np
 import pytest
 
-from ksched.framework._normalize import default_normalize_score, default_normalize_scores
+from ksched.framework import default_normalize_score, default_normalize_scores
 
 
 @pytest.mark.parametrize("reverse", [False, True], ids=["plain", "reverse"])

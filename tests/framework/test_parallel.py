@@ -9,7 +9,7 @@ from anyio import wait_all_tasks_blocked
 from anyio.lowlevel import checkpoint
 from trio.testing import MockClock
 
-from ksched.framework._parallel import run_chunked
+from ksched.framework.batch import run_chunked
 
 pytestmark = pytest.mark.anyio
 

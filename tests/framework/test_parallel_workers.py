@@ -11,7 +11,7 @@ from anyio import get_current_task, wait_all_tasks_blocked
 from anyio.lowlevel import checkpoint
 from trio.testing import MockClock
 
-from ksched.framework._parallel import run_chunked
+from ksched.framework.batch import run_chunked
 
 pytestmark = pytest.mark.anyio
 

@@ -9,11 +9,8 @@ import attrs
 
 from ksched.api import Pod, compile_requirements
 from ksched.cache import Cache, Snapshot
-from ksched.framework._pod_index import (
-    REQUIRED_ANTI_AFFINITY,
-    PodIndex,
-    Requirement,
-)
+from ksched.framework._pod_index import REQUIRED_ANTI_AFFINITY, Requirement
+from ksched.framework.batch import PodIndex
 from ksched.testing import make_node, make_pod
 
 ZONE = "topology.kubernetes.io/zone"

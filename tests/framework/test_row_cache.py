@@ -22,8 +22,8 @@ from test_batch_equivalence_affinity import random_node, random_pod
 
 from ksched import InMemoryCluster, Node, Pod, Scheduler
 from ksched.framework import CycleState, NodeInfo
-from ksched.framework._row_cache import RowCache, pod_row_key
-from ksched.framework._table import NodeTable
+from ksched.framework._row_cache import RowCache
+from ksched.framework.batch import NodeTable
 from ksched.testing import make_node, make_pod
 
 CYCLES = int(os.environ.get("KSCHED_DIFFERENTIAL_PODS", "1200"))
@@ -167,6 +167,7 @@ def test_pods_with_equal_spec_share_a_key() -> None:
     a = make_pod("a").req(cpu="1", memory="1Gi").toleration("k", "v").obj()
     b = make_pod("b").req(cpu="1", memory="1Gi").toleration("k", "v").obj()
     c = make_pod("c").req(cpu="2", memory="1Gi").toleration("k", "v").obj()
+    pod_row_key = Scheduler(cluster=InMemoryCluster()).frameworks["default-scheduler"].row_key
     assert pod_row_key(a) == pod_row_key(b) != pod_row_key(c)
 
 
@@ -191,7 +192,7 @@ async def test_summed_column_gives_the_totals_of_the_plugins_one_by_one(
     pod = make_pod("p").req(cpu="500m", memory="1Gi").obj()
     infos = scheduler.snapshot.list()
     rows = np.arange(len(infos), dtype=np.int64)
-    key = pod_row_key(pod)
+    key = fw.row_key(pod)
     for attempt in range(3):  # asked, built, then read
         state = CycleState()
         assert (await fw.run_pre_score(state, pod, infos)).is_success
@@ -230,7 +231,7 @@ async def test_a_summed_plugin_out_of_range_is_reported_by_its_own_scoring(
         state = CycleState()
         assert (await fw.run_pre_score(state, pod, infos)).is_success
         out = await fw.run_score(
-            state, pod, infos, table=table, rows=rows, row_key=pod_row_key(pod), plugin_scores=False
+            state, pod, infos, table=table, rows=rows, row_key=fw.row_key(pod), plugin_scores=False
         )
         assert out.error is not None and out.error.plugin == "NodeResourcesFit"
         assert "invalid score 101" in out.error.message

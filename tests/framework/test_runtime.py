@@ -17,8 +17,8 @@ from ksched.framework import (
     PreFilterResult,
     Status,
 )
-from ksched.framework._runtime import MAX_PERMIT_TIMEOUT, Framework
-from ksched.framework._waiting import WaitingPods
+from ksched.framework._runtime import MAX_PERMIT_TIMEOUT
+from ksched.framework.runtime import Framework, WaitingPods
 from ksched.testing import make_node, make_pod
 
 pytestmark = pytest.mark.anyio

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import attrs
 
-from ksched import Pod
-from ksched.framework._row_cache import pod_row_key
-from ksched.framework._spec_memo import SpecMemo
+from ksched import Pod, Scheduler
+from ksched.framework import SpecMemo
 from ksched.testing import make_pod
 
 
@@ -29,6 +28,7 @@ def test_pods_sharing_a_spec_share_the_value() -> None:
 
 
 def test_the_row_key_follows_the_spec() -> None:
+    pod_row_key = Scheduler().frameworks["default-scheduler"].row_key
     base = make_pod("a").req(cpu="1").obj()
     twin = attrs.evolve(base, metadata=attrs.evolve(base.metadata, name="b"))
     bigger = make_pod("a").req(cpu="2").obj()

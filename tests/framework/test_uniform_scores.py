@@ -16,7 +16,6 @@ import pytest
 
 from ksched import InMemoryCluster, Node, Pod, Scheduler
 from ksched.framework import CycleState
-from ksched.framework._row_cache import pod_row_key
 from ksched.plugins.image_locality import ImageLocality
 from ksched.plugins.taint_toleration import TaintToleration
 from ksched.testing import make_node, make_pod
@@ -59,7 +58,7 @@ async def _both(scheduler: Scheduler, pod: Pod) -> tuple[Any, Any]:
     rows = np.arange(len(infos), dtype=np.int64)
     state = CycleState()
     assert (await fw.run_pre_score(state, pod, infos)).is_success
-    key = pod_row_key(pod)
+    key = fw.row_key(pod)
     whole = await fw.run_score(state, pod, infos, table=table, rows=rows, row_key=key)
     totals = await fw.run_score(
         state, pod, infos, table=table, rows=rows, row_key=key, plugin_scores=False

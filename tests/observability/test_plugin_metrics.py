@@ -25,8 +25,7 @@ from ksched.framework import (
     PostFilterResult,
     Status,
 )
-from ksched.framework._runtime import Framework
-from ksched.framework._waiting import WaitingPods
+from ksched.framework.runtime import Framework, WaitingPods
 from ksched.observability._metrics import PLUGIN_METRICS_SAMPLE_PERCENT, exponential_buckets
 from ksched.testing import make_node, make_pod
 

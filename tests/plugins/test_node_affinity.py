@@ -23,11 +23,11 @@ from ksched.framework import (
     EventResource,
     Handle,
     NodeInfo,
-    NodeTable,
     PreFilterResult,
     QueueingHint,
     Status,
 )
+from ksched.framework.batch import NodeTable
 from ksched.plugins import in_tree_factory
 from ksched.plugins.node_affinity import (
     ERR_REASON_CONFLICT,

@@ -16,10 +16,10 @@ from ksched.framework import (
     CycleState,
     EventResource,
     NodeInfo,
-    NodeTable,
     QueueingHint,
     Status,
 )
+from ksched.framework.batch import NodeTable
 from ksched.plugins.node_ports import ERR_REASON, NodePorts, fits
 from ksched.testing import make_node, make_pod
 

@@ -19,7 +19,7 @@ from ksched import FitError, InMemoryCluster, Scheduler
 from ksched.api import Pod
 from ksched.framework import CycleState
 from ksched.framework._run_filter import FilterRunner
-from ksched.framework._runtime import Framework
+from ksched.framework.runtime import Framework
 from ksched.testing import make_node, make_pod
 
 pytestmark = pytest.mark.anyio

@@ -27,8 +27,7 @@ from ksched.api import (
 from ksched.cache import Cache, Snapshot
 from ksched.cluster import InMemoryCluster
 from ksched.framework import CycleState, Handle, NodeInfo, Status
-from ksched.framework._pod_index import PodIndex
-from ksched.framework._table import NodeRows
+from ksched.framework.batch import NodeRows, PodIndex
 from ksched.plugins.inter_pod_affinity import InterPodAffinity
 from ksched.plugins.inter_pod_affinity._filtering import PRE_FILTER_STATE_KEY as IPA_PF
 from ksched.plugins.inter_pod_affinity._scoring import PRE_SCORE_STATE_KEY as IPA_PS

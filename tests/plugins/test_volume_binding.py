@@ -28,15 +28,8 @@ from ksched.api import (
     TopologySelectorTerm,
     Volume,
 )
-from ksched.framework import (
-    Code,
-    CycleState,
-    NodeInfo,
-    NodeTable,
-    PreFilterResult,
-    QueueingHint,
-    Status,
-)
+from ksched.framework import Code, CycleState, NodeInfo, PreFilterResult, QueueingHint, Status
+from ksched.framework.batch import NodeTable
 from ksched.plugins.volume_binding import (
     ERR_REASON_BIND_CONFLICT,
     ERR_REASON_NODE_CONFLICT,

@@ -24,7 +24,7 @@ from ksched.framework import (
     QueueingHint,
     Status,
 )
-from ksched.framework._events import ASSIGNED_POD_ADD, UNSCHEDULABLE_TIMEOUT
+from ksched.framework.runtime import ASSIGNED_POD_ADD, UNSCHEDULABLE_TIMEOUT
 from ksched.plugins.priority_sort import PrioritySort
 from ksched.plugins.scheduling_gates import SchedulingGates
 from ksched.queue import SchedulingQueue

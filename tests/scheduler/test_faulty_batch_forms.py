@@ -15,7 +15,8 @@ import pytest
 from test_scheduler import config, factory, node, until
 
 from ksched import InMemoryCluster, Pod, Scheduler, SchedulingEvent
-from ksched.framework import Code, CycleState, IntArray, NodeInfo, NodeTable, Status
+from ksched.framework import Code, CycleState, NodeInfo, Status
+from ksched.framework.batch import IntArray, NodeTable
 from ksched.testing import make_pod
 
 

@@ -22,7 +22,8 @@ from collections.abc import Iterator, Sequence
 import attrs
 
 from ..api import Node, ObjectMeta, Pod
-from ..framework import ImageStateSummary, NodeInfo, NodeTable, PodIndex, PodInfo
+from ..framework import ImageStateSummary, NodeInfo, PodInfo
+from ..framework.batch import NodeTable, PodIndex
 
 __all__ = ["Cache", "Snapshot"]
 

@@ -21,7 +21,8 @@ import httpx
 
 from ..api import Node, Pod
 from ..config import ExtenderConfig
-from ..framework import MetricsRecorder, SharedLister
+from ..framework import SharedLister
+from ..framework.runtime import MetricsRecorder
 from ._json import node_json, pod_json
 from ._wire import MAX_EXTENDER_PRIORITY, WireError, field, mapping
 

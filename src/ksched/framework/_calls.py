@@ -12,11 +12,8 @@ import numpy as np
 from ..api import Pod
 from ._cycle_state import CycleState
 from ._events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
-from ._interfaces import (
-    NodeToStatus,
-    Plugin,
-    ScoreExtensions,
-)
+from ._interfaces import NodeToStatus
+from ._protocols import Plugin, ScoreExtensions
 from ._status import SUCCESS, Code, Status
 from ._table import BoolArray, IntArray, NodeTable
 from ._types import NodeInfo

@@ -19,16 +19,11 @@ from ._calls import (
     bind_method,
     fault_status,
 )
+from ._capabilities import capabilities_of, row_key_function
 from ._cycle_state import CycleState
 from ._events import ClusterEventWithHint
-from ._interfaces import (
-    Plugin,
-    PodGroupPlugin,
-    PreFilterExtensions,
-    PreFilterResult,
-    QueuedPodInfo,
-)
-from ._nominated_verdicts import NominatedVerdicts, node_local_filter_types
+from ._interfaces import PreFilterResult, QueuedPodInfo
+from ._nominated_verdicts import NominatedVerdicts
 from ._plugin_metrics import (
     PRE_FILTER,
     PRE_FILTER_EXTENSION_ADD_POD,
@@ -36,7 +31,8 @@ from ._plugin_metrics import (
     TimedCalls,
     call_timed,
 )
-from ._row_cache import RowCache, row_local_score_types
+from ._protocols import Plugin, PodGroupPlugin, PreFilterExtensions
+from ._row_cache import RowCache
 from ._signature import SignPlugin
 from ._status import SUCCESS, Code, Status
 from ._types import NodeInfo, PodInfo
@@ -135,24 +131,36 @@ class FrameworkBase:
         self._pre_bind_pre_flight = calls("preBind", "pre_bind_pre_flight")
         self._async_pre_bind = frozenset(c.plugin for c in self._pre_bind if c.is_async)
         self._binds_async = any(c.is_async for c in (*self._bind, *self._post_bind))
-        self._with_nominated: dict[str, tuple[NodeInfo, int, tuple[PodInfo, ...], NodeInfo]] = {}
-        """Per node: the node with its nominated pods added, kept while the node's info,
-        its generation and the nominated pods are the same objects (a filter reads it)."""
-        self._nominated_verdicts = NominatedVerdicts()
-        """Per node: the two-pass Filter verdict, for pods whose Filters are node-local."""
         self._filter_plugins = [(c.plugin, self.plugins[c.plugin]) for c in self._filter]
-        local_filters = node_local_filter_types()
+        declared = {name: capabilities_of(plugin) for name, plugin in self.plugins.items()}
         self._local_filters = frozenset(
             c.plugin
             for c in self._filter
-            if type(self.plugins[c.plugin]) in local_filters and c.plugin in self._filter_batch
+            if declared[c.plugin].node_local_filter and c.plugin in self._filter_batch
         )
         """Filters with a batch form whose verdict reads only the node and the pod."""
-        local_scores = row_local_score_types()
         self._row_local_scores = frozenset(
-            p.name for p in self._score if type(self.plugins[p.name]) in local_scores
+            p.name for p in self._score if declared[p.name].node_local_score
         )
         """Score plugins whose raw score of a node reads only that node and the pod."""
+        self.row_key = row_key_function(
+            [
+                field
+                for name, caps in declared.items()
+                if name in self._local_filters or name in self._row_local_scores
+                for field in caps.pod_fields
+            ]
+        )
+        """What the node-local Filters and Scores read of a pod (their declared fields):
+        the key of the masks, verdicts and columns kept for equal pods."""
+        self._with_nominated: dict[str, tuple[NodeInfo, int, tuple[PodInfo, ...], NodeInfo]] = {}
+        """Per node: the node with its nominated pods added, kept while the node's info,
+        its generation and the nominated pods are the same objects (a filter reads it)."""
+        self._nominated_verdicts = NominatedVerdicts(
+            frozenset(c.plugin for c in self._filter if declared[c.plugin].node_local_filter),
+            self.row_key,
+        )
+        """Per node: the two-pass Filter verdict, for pods whose Filters are node-local."""
         self._summed_for: dict[
             frozenset[str], tuple[tuple[ScorePluginEntry, ...], frozenset[str]]
         ] = {}

@@ -20,7 +20,8 @@ from ._types import NodeInfo, PodInfo
 
 if TYPE_CHECKING:
     from ..cluster import ClusterStore
-    from ._interfaces import Plugin, SharedLister
+    from ._interfaces import SharedLister
+    from ._protocols import Plugin
     from ._waiting import WaitingPod
 
 __all__ = ["Extender", "Handle", "MetricsRecorder"]

@@ -1,56 +1,37 @@
-"""One protocol per extension point.
+"""What the extension points exchange: queued pods, PreFilter and PostFilter results,
+each node's Filter verdict, the snapshot's lister.
 
 # staging/src/k8s.io/kube-scheduler/framework/interface.go
-Each method may be a plain ``def`` or an ``async def``; the Framework finds out which
-once, when the profile is built. Plugins return ``None`` for success.
+The protocols plugins implement are in ``_protocols`` (the author's) and
+``_batch_protocols`` (the batch forms).
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 import numpy as np
 
 from ..api import Pod
-from ._cycle_state import CycleState
-from ._events import ClusterEventWithHint
 from ._status import Code, Status
-from ._table import BoolArray, IntArray, NodeTable
+from ._table import IntArray
 from ._types import NodeInfo, PodInfo
 
 if TYPE_CHECKING:
     from ._handle import Handle
     from ._pod_index import PodIndex
+    from ._protocols import Plugin
 
 __all__ = [
-    "BindPlugin",
-    "ClosablePlugin",
-    "EnqueueExtensions",
-    "FilterPlugin",
     "NodeToStatus",
-    "PermitPlugin",
-    "Plugin",
-    "PodGroup",
-    "PodGroupPlugin",
-    "PostBindPlugin",
-    "PostFilterPlugin",
+    "PluginFactory",
     "PostFilterResult",
-    "PreBindPlugin",
-    "PreEnqueuePlugin",
-    "PreFilterExtensions",
-    "PreFilterPlugin",
     "PreFilterResult",
-    "PreScorePlugin",
-    "QueueSortPlugin",
     "QueuedPodInfo",
-    "ReservePlugin",
-    "ScoreExtensions",
-    "ScorePlugin",
     "SharedLister",
-    "UniformScorePlugin",
 ]
 
 _UNRESOLVABLE = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
@@ -232,228 +213,6 @@ class _Rows:
         return None if k < 0 else self.distinct[k]
 
 
-@runtime_checkable
-class Plugin(Protocol):
-    """Every plugin has a unique ``name``."""
-
-    name: str
-
-
-@runtime_checkable
-class ClosablePlugin(Plugin, Protocol):
-    """A plugin holding resources (timers, subscriptions, connections) to release.
-
-    The scheduler calls ``close()`` once when it shuts down, in reverse start order
-    (the last profile's last plugin first), within the shutdown grace period. It may be
-    a plain ``def`` or an ``async def``; an exception is logged, never raised.
-    """
-
-    def close(self) -> Awaitable[None] | None: ...
-
-
-class PreEnqueuePlugin(Plugin, Protocol):
-    """Runs before a pod enters activeQ. Non-success holds the pod (gated) until an
-    update or event lets it through again; it is never lost."""
-
-    def pre_enqueue(self, pod: Pod) -> Status | Awaitable[Status | None] | None: ...
-
-
-class QueueSortPlugin(Plugin, Protocol):
-    """Orders activeQ. Exactly one per profile."""
-
-    def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool: ...
-
-
-class PreFilterExtensions(Protocol):
-    """Incremental updates of a PreFilter's state when preemption or nominated pods
-    add or remove pods from a node in a what-if evaluation."""
-
-    def add_pod(
-        self, state: CycleState, pod: Pod, pod_to_add: PodInfo, node_info: NodeInfo
-    ) -> Status | None: ...
-
-    def remove_pod(
-        self, state: CycleState, pod: Pod, pod_to_remove: PodInfo, node_info: NodeInfo
-    ) -> Status | None: ...
-
-
-class PreFilterPlugin(Plugin, Protocol):
-    """Runs once per attempt before Filter. Returns None (success), a PreFilterResult
-    narrowing the nodes, or a Status: SKIP (the plugin's Filter is skipped for this pod),
-    UNSCHEDULABLE / UNSCHEDULABLE_AND_UNRESOLVABLE (the attempt fails on every node),
-    ERROR."""
-
-    def pre_filter(
-        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
-    ) -> Status | PreFilterResult | None: ...
-
-    def pre_filter_extensions(self) -> PreFilterExtensions | None: ...
-
-
-class FilterPlugin(Plugin, Protocol):
-    """Runs per node; the first failing plugin decides the node's status.
-    UNSCHEDULABLE_AND_UNRESOLVABLE tells preemption not to try the node."""
-
-    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None: ...
-
-
-class BatchFilterPlugin(FilterPlugin, Protocol):
-    """A Filter plugin that can also judge every node at once.
-
-    ``filter_batch`` returns a boolean mask over ``table``'s rows, True where ``filter``
-    would pass the node (success or SKIP), or None when it has no batch form for this pod
-    (the framework then calls ``filter`` per node). It must agree with ``filter`` exactly;
-    ``filter`` still gives the reasons for the nodes it rejects. Called only when
-    ``table.exact``.
-    """
-
-    def filter_batch(self, state: CycleState, pod: Pod, table: NodeTable) -> BoolArray | None: ...
-
-
-class BatchFilterStatuses(Protocol):
-    """Optional on a BatchFilterPlugin: the statuses ``filter`` gives the nodes of ``rows``
-    (all rejected by ``filter_batch``), in ``rows`` order, equal to ``filter`` on each."""
-
-    def filter_batch_statuses(
-        self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray
-    ) -> Sequence[Status | None]: ...
-
-
-class BatchFilterStatusGroups(Protocol):
-    """Optional on a BatchFilterPlugin, preferred to ``filter_batch_statuses``: the same
-    statuses grouped, as ``(distinct, which)`` where row ``rows[i]`` gets
-    ``distinct[which[i]]``; each entry of ``distinct`` is used by some row."""
-
-    def filter_batch_status_groups(
-        self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray
-    ) -> tuple[Sequence[Status | None], IntArray]: ...
-
-
-class PostFilterPlugin(Plugin, Protocol):
-    """Runs only when no node is feasible, in order, until one succeeds (preemption)."""
-
-    def post_filter(
-        self, state: CycleState, pod: Pod, statuses: NodeToStatus
-    ) -> tuple[PostFilterResult | None, Status | None]: ...
-
-
-class PreScorePlugin(Plugin, Protocol):
-    """Runs once before Score with the feasible nodes. SKIP: the plugin does not score."""
-
-    def pre_score(
-        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
-    ) -> Status | None: ...
-
-
-class ScoreExtensions(Protocol):
-    def normalize_score(
-        self, state: CycleState, pod: Pod, scores: dict[str, int]
-    ) -> Status | None: ...
-
-
-class ScorePlugin(Plugin, Protocol):
-    """Scores a feasible node (0..100 after normalization); weighted and summed."""
-
-    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int: ...
-
-    def score_extensions(self) -> ScoreExtensions | None: ...
-
-
-class BatchScorePlugin(ScorePlugin, Protocol):
-    """A Score plugin that can also score many nodes at once.
-
-    ``score_batch`` returns the scores of ``table``'s ``rows`` (int64, in ``rows`` order),
-    equal to ``score`` on each, or None to be scored per node for this pod. Called only
-    when ``table.exact``.
-    """
-
-    def score_batch(
-        self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray
-    ) -> IntArray | None: ...
-
-
-class UniformScorePlugin(BatchScorePlugin, Protocol):
-    """A batch Score plugin that can tell, without scoring, when every node gets the same
-    score for a pod.
-
-    ``uniform_score`` returns the score (after NormalizeScore, before the weight) that
-    every row of ``table`` would get, or None when rows may differ or it cannot tell
-    cheaply. Called after PreScore, only when the framework needs just the nodes' totals.
-    """
-
-    def uniform_score(self, state: CycleState, pod: Pod, table: NodeTable) -> int | None: ...
-
-
-class BatchScoreExtensions(ScoreExtensions, Protocol):
-    """NormalizeScore over an array of scores (in place), equal to ``normalize_score``."""
-
-    def normalize_score_batch(self, state: CycleState, pod: Pod, scores: IntArray) -> None: ...
-
-
-class ReservePlugin(Plugin, Protocol):
-    """Reserve runs in order after a node is chosen; on any failure (here or later)
-    Unreserve runs on every Reserve plugin in reverse order. Unreserve must be idempotent."""
-
-    def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None: ...
-
-    def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None: ...
-
-
-class PermitPlugin(Plugin, Protocol):
-    """Approves, rejects, or delays (``Status.wait(timeout)``) the binding of a pod."""
-
-    def permit(self, state: CycleState, pod: Pod, node_name: str) -> Status | None: ...
-
-
-class PreBindPlugin(Plugin, Protocol):
-    def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None: ...
-
-
-class BindPlugin(Plugin, Protocol):
-    """The first Bind plugin that does not return SKIP binds the pod."""
-
-    def bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None: ...
-
-
-class PostBindPlugin(Plugin, Protocol):
-    def post_bind(self, state: CycleState, pod: Pod, node_name: str) -> None: ...
-
-
-class PodGroup(Protocol):
-    """A pod group as the pod-group cycle sees it."""
-
-    @property
-    def key(self) -> str: ...
-    @property
-    def name(self) -> str: ...
-    @property
-    def min_count(self) -> int: ...
-
-
-class PodGroupPlugin(Plugin, Protocol):
-    """Places pod groups in one pod-group cycle (upstream PlacementFeasible, with the
-    questions the cycle asks about the group)."""
-
-    def pod_group(self, pod: Pod) -> PodGroup | None:
-        """The group the cycle should place with ``pod``, or None (scheduled alone)."""
-        ...
-
-    def unscheduled_members(self, group: Any) -> list[Pod]: ...
-
-    def scheduled_count(self, group: Any) -> int: ...
-
-    def placement_feasible(self, group: Any, remaining: int, scheduled: int) -> Status:
-        """Unschedulable: the group cannot reach its minimum; Wait: it still may;
-        Success: it has."""
-        ...
-
-
-class EnqueueExtensions(Plugin, Protocol):
-    """The cluster events that may make a pod this plugin rejected schedulable."""
-
-    def events_to_register(self) -> Sequence[ClusterEventWithHint]: ...
-
-
 class SharedLister(Protocol):
     """Read access to the cycle's snapshot of nodes."""
 
@@ -470,5 +229,5 @@ class SharedLister(Protocol):
         """The snapshot's pod index (pods by label, per-node counts), if it keeps one."""
 
 
-PluginFactory = Callable[[Any, "Handle"], Plugin]
+PluginFactory = Callable[[Any, "Handle"], "Plugin"]
 """``factory(args, handle) -> plugin``; args is the plugin's pluginConfig (a dict, or None)."""

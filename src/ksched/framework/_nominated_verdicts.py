@@ -31,8 +31,8 @@ import attrs
 import numpy as np
 
 from ..api import Pod
+from ._capabilities import row_key_function
 from ._cycle_state import CycleState
-from ._signature import host_ports_signer, node_selector_signer, resources_signer
 from ._status import Code, Status
 from ._table import BoolArray, IntArray, NodeTable
 from ._types import NodeInfo, PodInfo
@@ -42,7 +42,6 @@ __all__ = [
     "NominationLog",
     "RowVerdicts",
     "Sweep",
-    "node_local_filter_types",
 ]
 
 _LIMIT = 10_000
@@ -50,52 +49,6 @@ _KEYS_LIMIT = 256
 _SWEEPS_LIMIT = 16
 _ROW_KEYS = 8
 """Pod keys whose verdicts on every row are kept."""
-
-_NODE_LOCAL: tuple[type, ...] | None = None
-
-
-def node_local_filter_types() -> tuple[type, ...]:
-    """The built-in Filters whose verdict reads only the node and the pod's own fields
-    (never other nodes, never state beyond what the pod alone determines)."""
-    global _NODE_LOCAL
-    if _NODE_LOCAL is None:
-        from ..plugins.node_affinity import NodeAffinity
-        from ..plugins.node_name import NodeName
-        from ..plugins.node_ports import NodePorts
-        from ..plugins.node_resources_fit import NodeResourcesFit
-        from ..plugins.node_unschedulable import NodeUnschedulable
-        from ..plugins.taint_toleration import TaintToleration
-
-        _NODE_LOCAL = (
-            NodeAffinity,
-            NodeName,
-            NodePorts,
-            NodeResourcesFit,
-            NodeUnschedulable,
-            TaintToleration,
-        )
-    return _NODE_LOCAL
-
-
-def node_local_fragments(pod: Pod) -> tuple[Any, ...]:
-    """What the node-local Filters (and the row-local Scores) read of the pod: their
-    signers' fragments."""
-    spec = pod.spec
-    affinity = spec.affinity.node_affinity if spec.affinity is not None else None
-    return (
-        resources_signer(pod),
-        host_ports_signer(pod),
-        spec.tolerations,
-        spec.node_name,
-        node_selector_signer(pod),
-        affinity,
-    )
-
-
-def _pod_key(pod: Pod, skip: frozenset[str]) -> tuple[Any, ...]:
-    """What the node-local Filters read of the pod, with its priority (which nominated
-    pods count) and the Filters the cycle skips."""
-    return (pod.priority, *node_local_fragments(pod), skip)
 
 
 class NominationLog(Protocol):
@@ -357,14 +310,24 @@ class NominatedVerdicts:
         "_key",
         "_keys",
         "_marks",
+        "_node_local",
         "_pod",
+        "_row_key",
         "_rows",
         "_state",
         "_statuses",
         "_sweeps",
     )
 
-    def __init__(self) -> None:
+    def __init__(
+        self,
+        node_local: frozenset[str] = frozenset(),
+        row_key: Callable[[Pod], Hashable | None] | None = None,
+    ) -> None:
+        self._node_local = node_local
+        """The Filters whose verdict reads only the node and the pod's declared fields."""
+        self._row_key = row_key if row_key is not None else row_key_function(())
+        """What those Filters read of a pod."""
         self._entries: dict[str, _Verdict] = {}
         self._eligible: dict[frozenset[str], bool] = {}
         self._state: CycleState | None = None
@@ -467,12 +430,15 @@ class NominatedVerdicts:
         skip = frozenset(state.skip_filter_plugins)
         eligible = self._eligible.get(skip)
         if eligible is None:
-            local = node_local_filter_types()
-            eligible = all(type(p) in local for n, p in filters if n not in skip)
+            local = self._node_local
+            eligible = all(n in local for n, _ in filters if n not in skip)
             self._eligible[skip] = eligible
         key = None
         if eligible and not state.record_plugin_metrics:
-            key = self._intern(_pod_key(pod, skip))
+            fields = self._row_key(pod)
+            # What those Filters read of the pod, with its priority (which nominated pods
+            # count) and the Filters the cycle skips.
+            key = None if fields is None else self._intern((pod.priority, fields, skip))
         self._state, self._pod, self._key = state, pod, key
         return key
 

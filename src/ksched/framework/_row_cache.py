@@ -4,7 +4,7 @@
 Two pods with equal signatures get the same Filter verdict and the same raw score on a
 node in the same state. When every Filter that runs for a pod reads only the node and the
 pod (node-local), its batch mask over the NodeTable is a function of what those Filters
-read of the pod (their signers' fragments: :func:`pod_row_key`), the
+read of the pod (their declared fields: ``Framework.row_key``), the
 Filters it skips and each row: the mask of an earlier equal pod stays right on every row
 the table has not refreshed since, and only the refreshed rows are judged again (by the
 per-node chain, which defines the verdict). Score columns of plugins whose raw score is a
@@ -25,13 +25,10 @@ from typing import Any
 import attrs
 import numpy as np
 
-from ..api import Pod
 from ._interfaces import MAX_NODE_SCORE, MIN_NODE_SCORE
-from ._nominated_verdicts import node_local_fragments
-from ._spec_memo import SpecMemo
 from ._table import BoolArray, IntArray, NodeTable
 
-__all__ = ["RowCache", "pod_row_key", "row_local_score_types"]
+__all__ = ["RowCache"]
 
 _KEYS = 8
 """Signatures whose masks (and, apart, whose score columns) are kept."""
@@ -39,43 +36,6 @@ _ASKED = 64
 """Signatures remembered as asked for a score column once."""
 _PER_ROW = 16
 """Up to this many changed rows a column is refreshed per node, not by the batch form."""
-
-_ROW_LOCAL_SCORES: tuple[type, ...] | None = None
-
-
-def row_local_score_types() -> tuple[type, ...]:
-    """The built-in Score plugins whose raw score of a node reads only that node (its
-    Node object and the pods on it) and the pod: never other nodes nor cluster totals."""
-    global _ROW_LOCAL_SCORES
-    if _ROW_LOCAL_SCORES is None:
-        from ..plugins.node_affinity import NodeAffinity
-        from ..plugins.node_resources_balanced_allocation import (
-            NodeResourcesBalancedAllocation,
-        )
-        from ..plugins.node_resources_fit import NodeResourcesFit
-        from ..plugins.taint_toleration import TaintToleration
-
-        _ROW_LOCAL_SCORES = (
-            NodeAffinity,
-            NodeResourcesBalancedAllocation,
-            NodeResourcesFit,
-            TaintToleration,
-        )
-    return _ROW_LOCAL_SCORES
-
-
-def _row_key(pod: Pod) -> Hashable | None:
-    key = node_local_fragments(pod)
-    try:
-        hash(key)
-    except TypeError:
-        return None
-    return key
-
-
-pod_row_key: Callable[[Pod], Hashable | None] = SpecMemo(_row_key)
-"""What the node-local Filters and the row-local Scores read of ``pod`` (their signers'
-fragments, all from its spec), or None when a part of it cannot key a dict."""
 
 
 @attrs.define(eq=False, slots=True)

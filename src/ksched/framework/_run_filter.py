@@ -202,7 +202,7 @@ class FilterRunner(FrameworkBase):
         With ``table`` (the snapshot's, holding every node of ``nodes``) the plugins'
         batch forms judge all nodes at once; ``nominated_nodes`` names the nodes that
         have nominated pods, which take the per-node two-pass filter. With the pod's
-        ``row_key`` (``pod_row_key``) the mask of an earlier equal pod is reused where
+        ``row_key`` (``Framework.row_key``) the mask of an earlier equal pod is reused where
         rows did not change.
         # schedule_one.go findNodesThatPassFilters
         """

@@ -10,7 +10,7 @@ cannot sign this pod. Plugins reading the same part of a pod use the same key.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from typing import Protocol, runtime_checkable
 
 import attrs
@@ -69,7 +69,7 @@ class SignPlugin(Protocol):
     def sign_pod(self, pod: Pod) -> Sequence[SignFragment] | Status: ...
 
 
-def resources_signer(pod: Pod) -> object:
+def resources_signer(pod: Pod) -> Hashable:
     """Requests with overhead, as Fit counts them and as the scorers count them."""
     return (
         tuple(sorted(pod_requests(pod).items())),
@@ -77,7 +77,7 @@ def resources_signer(pod: Pod) -> object:
     )
 
 
-def host_ports_signer(pod: Pod) -> object:
+def host_ports_signer(pod: Pod) -> Hashable:
     """The host ports the pod asks for, as (ip, protocol, port), sorted."""
     ports = {
         (p.host_ip, p.protocol, p.host_port)
@@ -88,18 +88,18 @@ def host_ports_signer(pod: Pod) -> object:
     return tuple(sorted(ports))
 
 
-def tolerations_signer(pod: Pod) -> object:
+def tolerations_signer(pod: Pod) -> Hashable:
     return pod.spec.tolerations
 
 
-def node_selector_signer(pod: Pod) -> object:
+def node_selector_signer(pod: Pod) -> Hashable:
     return tuple(sorted(pod.spec.node_selector.items()))
 
 
 _UNSIGNED_VOLUMES = frozenset({"configMap", "secret"})
 
 
-def volumes_signer(pod: Pod) -> object:
+def volumes_signer(pod: Pod) -> Hashable:
     """The pod's volume sources but configMap and secret ones (specific to each pod, and
     of no matter to scheduling), sorted."""
     if not pod.spec.volumes:

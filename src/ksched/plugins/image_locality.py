@@ -14,17 +14,8 @@ import attrs
 import numpy as np
 
 from ..api import Pod
-from ..framework import (
-    IMAGE_NAMES,
-    MAX_NODE_SCORE,
-    CycleState,
-    Handle,
-    IntArray,
-    NodeInfo,
-    NodeTable,
-    SignFragment,
-)
-from ..framework._spec_memo import SpecMemo
+from ..framework import MAX_NODE_SCORE, CycleState, Handle, NodeInfo, SpecMemo
+from ..framework.batch import IMAGE_NAMES, IntArray, NodeTable, SignFragment
 
 __all__ = ["ImageLocality", "normalized_image_name"]
 

@@ -28,28 +28,33 @@ from ..api import (
 )
 from ..api import NodeAffinity as NodeAffinitySpec
 from ..framework import (
-    NODE_AFFINITY,
-    NODE_SELECTOR,
+    SKIP,
     ActionType,
-    BoolArray,
     ClusterEvent,
     ClusterEventWithHint,
     Code,
     CycleState,
     EventResource,
     Handle,
-    IntArray,
     NodeInfo,
-    NodeTable,
     PreFilterResult,
     QueueingHint,
-    SignFragment,
     Status,
     default_normalize_score,
     default_normalize_scores,
+)
+from ..framework.batch import (
+    NODE_AFFINITY,
+    NODE_SELECTOR,
+    POD_NODE_AFFINITY,
+    POD_NODE_SELECTOR,
+    BoolArray,
+    Capabilities,
+    IntArray,
+    NodeTable,
+    SignFragment,
     node_selector_signer,
 )
-from ..framework._status import SKIP
 from .inter_pod_affinity._validation import aggregate, node_term_errors, parse_int64
 
 __all__ = [
@@ -429,6 +434,11 @@ class NodeAffinity:
     """Filters by the pod's nodeSelector and required node affinity; scores by preference."""
 
     name = "NodeAffinity"
+    capabilities = Capabilities(
+        node_local_filter=True,
+        node_local_score=True,
+        pod_fields=(POD_NODE_SELECTOR, POD_NODE_AFFINITY),
+    )
 
     def __init__(self, args: NodeAffinityArgs) -> None:
         self.args = args

@@ -12,9 +12,7 @@ import numpy as np
 
 from ..api import Pod
 from ..framework import (
-    NODE_NAME,
     ActionType,
-    BoolArray,
     ClusterEvent,
     ClusterEventWithHint,
     Code,
@@ -22,9 +20,15 @@ from ..framework import (
     EventResource,
     Handle,
     NodeInfo,
+    Status,
+)
+from ..framework.batch import (
+    NODE_NAME,
+    POD_NODE_NAME,
+    BoolArray,
+    Capabilities,
     NodeTable,
     SignFragment,
-    Status,
 )
 
 __all__ = ["ERR_REASON", "NodeName", "fits"]
@@ -44,6 +48,7 @@ class NodeName:
     """Filters out every node but the one in ``spec.nodeName`` (if set)."""
 
     name = NAME
+    capabilities = Capabilities(node_local_filter=True, pod_fields=(POD_NODE_NAME,))
 
     @classmethod
     def new(cls, args: Mapping[str, Any] | None, handle: Handle) -> NodeName:

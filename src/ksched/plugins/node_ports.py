@@ -13,9 +13,8 @@ import numpy as np
 
 from ..api import Pod
 from ..framework import (
-    HOST_PORTS,
+    SKIP,
     ActionType,
-    BoolArray,
     ClusterEvent,
     ClusterEventWithHint,
     Code,
@@ -24,14 +23,19 @@ from ..framework import (
     Handle,
     HostPortInfo,
     NodeInfo,
-    NodeTable,
     QueueingHint,
-    SignFragment,
+    SpecMemo,
     Status,
+)
+from ..framework.batch import (
+    HOST_PORTS,
+    POD_HOST_PORTS,
+    BoolArray,
+    Capabilities,
+    NodeTable,
+    SignFragment,
     host_ports_signer,
 )
-from ..framework._spec_memo import SpecMemo
-from ..framework._status import SKIP
 
 __all__ = ["ERR_REASON", "NodePorts", "fits", "host_ports"]
 
@@ -82,6 +86,7 @@ class NodePorts:
     """Rejects nodes where a host port the pod wants is taken (0.0.0.0 clashes with all)."""
 
     name = NAME
+    capabilities = Capabilities(node_local_filter=True, pod_fields=(POD_HOST_PORTS,))
 
     @classmethod
     def new(cls, args: Mapping[str, Any] | None, handle: Handle) -> NodePorts:

@@ -15,20 +15,16 @@ import numpy as np
 
 from .._errors import ConfigError
 from ..api import Pod
-from ..framework import (
-    MAX_NODE_SCORE,
+from ..framework import MAX_NODE_SCORE, SKIP, CycleState, Handle, NodeInfo, SpecMemo, Status
+from ..framework.batch import (
+    POD_RESOURCES,
     RESOURCES,
-    CycleState,
-    Handle,
+    Capabilities,
     IntArray,
-    NodeInfo,
     NodeTable,
     SignFragment,
-    Status,
     resources_signer,
 )
-from ..framework._spec_memo import SpecMemo
-from ..framework._status import SKIP
 from .node_resources_fit import (
     DEFAULT_RESOURCES,
     ResourceAllocationScorer,
@@ -138,6 +134,7 @@ class NodeResourcesBalancedAllocation:
     requests, no non-zero defaults); a pod requesting nothing is not scored."""
 
     name = NAME
+    capabilities = Capabilities(node_local_score=True, pod_fields=(POD_RESOURCES,))
 
     def __init__(self, args: NodeResourcesBalancedAllocationArgs | None = None) -> None:
         args = args or NodeResourcesBalancedAllocationArgs()

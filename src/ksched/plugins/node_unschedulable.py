@@ -12,9 +12,7 @@ import numpy as np
 
 from ..api import Node, Pod, Taint, Toleration
 from ..framework import (
-    TOLERATIONS,
     ActionType,
-    BoolArray,
     ClusterEvent,
     ClusterEventWithHint,
     Code,
@@ -22,10 +20,16 @@ from ..framework import (
     EventResource,
     Handle,
     NodeInfo,
-    NodeTable,
     QueueingHint,
-    SignFragment,
     Status,
+)
+from ..framework.batch import (
+    POD_TOLERATIONS,
+    TOLERATIONS,
+    BoolArray,
+    Capabilities,
+    NodeTable,
+    SignFragment,
     tolerations_signer,
 )
 
@@ -49,6 +53,7 @@ class NodeUnschedulable:
     ``node.kubernetes.io/unschedulable:NoSchedule`` taint."""
 
     name = NAME
+    capabilities = Capabilities(node_local_filter=True, pod_fields=(POD_TOLERATIONS,))
 
     @classmethod
     def new(cls, args: Mapping[str, Any] | None, handle: Handle) -> NodeUnschedulable:

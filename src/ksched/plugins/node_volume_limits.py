@@ -27,7 +27,7 @@ from ksched.api import (
     pod_claim_names,
 )
 from ksched.framework import (
-    VOLUMES,
+    SKIP,
     ActionType,
     ClusterEvent,
     ClusterEventWithHint,
@@ -37,11 +37,9 @@ from ksched.framework import (
     Handle,
     NodeInfo,
     QueueingHint,
-    SignFragment,
     Status,
-    volumes_signer,
 )
-from ksched.framework._status import SKIP
+from ksched.framework.batch import VOLUMES, SignFragment, volumes_signer
 
 __all__ = ["ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED", "IN_TREE_DRIVERS", "NodeVolumeLimits"]
 

@@ -20,26 +20,30 @@ import numpy as np
 from ..api import Node, Pod, Taint, Toleration
 from ..framework import (
     MAX_NODE_SCORE,
-    TOLERATIONS,
     ActionType,
-    BoolArray,
     ClusterEvent,
     ClusterEventWithHint,
     Code,
     CycleState,
     EventResource,
     Handle,
-    IntArray,
     NodeInfo,
-    NodeTable,
     QueueingHint,
-    SignFragment,
+    SpecMemo,
     Status,
     default_normalize_score,
     default_normalize_scores,
+)
+from ..framework.batch import (
+    POD_TOLERATIONS,
+    TOLERATIONS,
+    BoolArray,
+    Capabilities,
+    IntArray,
+    NodeTable,
+    SignFragment,
     tolerations_signer,
 )
-from ..framework._spec_memo import SpecMemo
 
 __all__ = ["ERR_REASON_UNTOLERATED", "TaintToleration"]
 
@@ -82,6 +86,9 @@ class TaintToleration:
     """Keeps pods off nodes whose taints they do not tolerate; prefers fewer soft taints."""
 
     name = "TaintToleration"
+    capabilities = Capabilities(
+        node_local_filter=True, node_local_score=True, pod_fields=(POD_TOLERATIONS,)
+    )
 
     def __init__(self) -> None:
         # The PreScore state reads only the pod's spec and nobody changes it: one per spec.

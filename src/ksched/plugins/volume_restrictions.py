@@ -13,7 +13,7 @@ import attrs
 from ksched import Pod
 from ksched.api import Volume
 from ksched.framework import (
-    VOLUMES,
+    SKIP,
     ActionType,
     ClusterEvent,
     ClusterEventWithHint,
@@ -24,11 +24,9 @@ from ksched.framework import (
     NodeInfo,
     PodInfo,
     QueueingHint,
-    SignFragment,
     Status,
-    volumes_signer,
 )
-from ksched.framework._status import SKIP
+from ksched.framework.batch import VOLUMES, SignFragment, volumes_signer
 
 __all__ = ["ERR_REASON_DISK_CONFLICT", "ERR_REASON_RWOP_CONFLICT", "VolumeRestrictions"]
 

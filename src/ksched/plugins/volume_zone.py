@@ -14,7 +14,7 @@ import attrs
 from ksched import Pod
 from ksched.api import claim_class
 from ksched.framework import (
-    VOLUMES,
+    SKIP,
     ActionType,
     ClusterEvent,
     ClusterEventWithHint,
@@ -24,11 +24,9 @@ from ksched.framework import (
     Handle,
     NodeInfo,
     QueueingHint,
-    SignFragment,
     Status,
-    volumes_signer,
 )
-from ksched.framework._status import SKIP
+from ksched.framework.batch import VOLUMES, SignFragment, volumes_signer
 
 __all__ = ["ERR_REASON_CONFLICT", "TOPOLOGY_LABELS", "VolumeZone"]
 

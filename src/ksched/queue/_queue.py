@@ -36,7 +36,7 @@ from ..framework import (
     QueueingHint,
     Status,
 )
-from ..framework._events import ASSIGNED_POD_ADD, FORCE_ACTIVATE, UNSCHEDULABLE_TIMEOUT
+from ..framework.runtime import ASSIGNED_POD_ADD, FORCE_ACTIVATE, UNSCHEDULABLE_TIMEOUT
 from ._backoff import NS, WINDOW_NS, BackoffQueue, align_ns, to_ns
 from ._entry import QueuedPod, adopt
 from ._heap import KeyedHeap, SortKeyHeap

@@ -23,9 +23,8 @@ from ..api import Pod
 from ..cache import Cache, Snapshot
 from ..cluster import ClusterStore, InMemoryCluster
 from ..config import SchedulerConfig
-from ..framework import Code, MetricsRecorder, Status
-from ..framework._runtime import Framework
-from ..framework._waiting import WaitingPods
+from ..framework import Code, Status
+from ..framework.runtime import Framework, MetricsRecorder, WaitingPods
 from ..queue import SchedulingQueue
 from ._diagnosis import AttemptReport, FitError, SchedulingEvent
 from ._handle import FrameworkHandle

@@ -18,8 +18,7 @@ import anyio
 
 from ..api import Pod
 from ..framework import Code, CycleState, NodeToStatus, QueuedPodInfo, Status, WaitingPod
-from ..framework._events import ASSIGNED_POD_DELETE
-from ..framework._runtime import Framework
+from ..framework.runtime import ASSIGNED_POD_DELETE, Framework
 from ._base import Failure, is_cancel
 from ._diagnosis import FitError
 from ._extenders import bind_by_extender

@@ -10,12 +10,7 @@ from typing import Any
 
 from ..api import Node, Pod
 from ..framework import ActionType, ClusterEvent, EventResource, PodInfo
-from ..framework._events import (
-    ASSIGNED_POD_ADD,
-    ASSIGNED_POD_DELETE,
-    NODE_ADD,
-    UNSCHEDULED_POD_ADD,
-)
+from ..framework.runtime import ASSIGNED_POD_ADD, ASSIGNED_POD_DELETE, NODE_ADD, UNSCHEDULED_POD_ADD
 from ._base import PodRecord, SchedulerBase
 
 __all__ = ["EventHandlers"]

@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 
 from ..framework import PodInfo, QueuedPodInfo
-from ..framework._runtime import Framework
+from ..framework.runtime import Framework
 from ._base import Failure, PodRecord, SchedulerBase
 
 __all__ = ["NOTE_LENGTH_LIMIT", "FailureHandling", "truncate_note"]

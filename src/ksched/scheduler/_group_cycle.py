@@ -33,7 +33,7 @@ from ..framework import (
     Status,
     WaitingPod,
 )
-from ..framework._runtime import Framework
+from ..framework.runtime import Framework
 from ._base import Failure
 from ._diagnosis import AttemptReport, FitError, plugin_decisions
 from ._group_preemption import GroupPlan, GroupPreemption

@@ -27,7 +27,7 @@ import attrs
 
 from ..api import Pod
 from ..framework import CycleState, PodGroup, PodGroupPlugin, PodInfo
-from ..framework._runtime import Framework
+from ..framework.runtime import Framework
 from ._base import SchedulerBase
 from ._diagnosis import FitError
 

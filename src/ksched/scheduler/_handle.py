@@ -11,7 +11,6 @@ from ..cluster import ClusterStore
 from ..framework import (
     CycleState,
     Extender,
-    MetricsRecorder,
     NodeInfo,
     Plugin,
     PodInfo,
@@ -19,7 +18,7 @@ from ..framework import (
     Status,
     WaitingPod,
 )
-from ..framework._runtime import Framework
+from ..framework.runtime import Framework, MetricsRecorder
 
 if TYPE_CHECKING:
     from ._base import SchedulerBase

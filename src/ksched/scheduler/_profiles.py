@@ -15,8 +15,7 @@ from ..config import (
     plugin_names,
 )
 from ..framework import Handle, Plugin, PluginFactory
-from ..framework._runtime import Framework
-from ..framework._waiting import WaitingPods
+from ..framework.runtime import Framework, WaitingPods
 from ..plugins import in_tree_factory
 
 __all__ = ["Registry", "build_framework", "implemented_points"]

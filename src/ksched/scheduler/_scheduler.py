@@ -20,7 +20,7 @@ from .._errors import SchedulerClosedError
 from .._event_loop import loop_clock
 from ..cluster import ClusterStore
 from ..config import SchedulerConfig
-from ..framework import MetricsRecorder
+from ..framework.runtime import MetricsRecorder
 from ._diagnosis import SchedulingEvent
 from ._event_handlers import EventHandlers
 from ._group_cycle import GroupCycle

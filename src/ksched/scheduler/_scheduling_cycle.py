@@ -28,10 +28,8 @@ from ..framework import (
     Status,
     WaitingPod,
 )
-from ..framework._row_cache import pod_row_key
-from ..framework._runtime import Framework
-from ..framework._signature import PodSignature
-from ..framework._table import IntArray
+from ..framework.batch import IntArray, PodSignature
+from ..framework.runtime import Framework
 from ._base import FITS, Failure, PodRecord, is_cancel, num_feasible_nodes_to_find
 from ._binding_cycle import BindingCycle
 from ._diagnosis import AttemptReport, FitError, plugin_decisions
@@ -304,7 +302,7 @@ class SchedulingCycle(BindingCycle):
                     if batch is not None:
                         batch.store(signature, hint, first, None, self._cycle, self._now())
                     return first
-        row_key = pod_row_key(pod) if fw.use_row_cache else None
+        row_key = fw.row_key(pod) if fw.use_row_cache else None
         nodes: Sequence[NodeInfo] = all_nodes
         if pre_result is not None and pre_result.node_names is not None:
             nodes = [i for i in all_nodes if i.name in pre_result.node_names]

@@ -10,7 +10,8 @@ import attrs
 
 from ..api import KubeObject, Node, ObjectMeta, Pod, pod_requests
 from ..cluster import InMemoryCluster, object_key
-from ..framework import Code, MetricsRecorder, Status
+from ..framework import Code, Status
+from ..framework.runtime import MetricsRecorder
 from ..scheduler import AttemptReport, PodRecord, Registry, Scheduler, SchedulingEvent
 from ._claims import stateful_set_claims
 from ._controllers import Controllers, owner_of

@@ -32,10 +32,10 @@ from ksched.framework import (
     EventResource,
     Handle,
     NodeInfo,
-    SignFragment,
     Status,
     parse_plugin_args,
 )
+from ksched.framework.batch import SignFragment
 
 __all__ = ["DEFAULT_CARD_LABEL", "GpuCardType", "GpuCardTypeArgs"]
 

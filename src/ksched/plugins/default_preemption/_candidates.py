@@ -12,9 +12,7 @@ from collections.abc import Callable, Sequence
 import attrs
 
 from ...api import Pod
-from ...framework import (
-    PodInfo,
-)
+from ...framework import PodInfo
 
 __all__ = [
     "Candidate",

@@ -11,16 +11,7 @@ from typing import Any
 import attrs
 
 from ...api import Node, Pod, PodDisruptionBudget
-from ...framework import (
-    Code,
-    CycleState,
-    Handle,
-    NodeInfo,
-    NodeToStatus,
-    PodInfo,
-    Resource,
-    Status,
-)
+from ...framework import Code, CycleState, Handle, NodeInfo, NodeToStatus, PodInfo, Resource, Status
 from .. import node_resources_fit as fit
 from ..node_affinity import NodeAffinity
 from ..node_name import NodeName

@@ -10,9 +10,7 @@ import math
 from collections.abc import Iterable, Sequence
 
 from ...api import Pod, PodDisruptionBudget
-from ...framework import (
-    PodInfo,
-)
+from ...framework import PodInfo
 
 __all__ = ["disruptions_allowed", "filter_pods_with_pdb_violation"]
 

@@ -38,13 +38,12 @@ from ...framework import (
     CycleState,
     Handle,
     NodeInfo,
-    NodeTable,
     NodeToStatus,
     PodInfo,
     PostFilterResult,
     Status,
-    run_chunked,
 )
+from ...framework.batch import NodeTable, run_chunked
 from ._args import NAME, DefaultPreemptionArgs
 from ._candidates import (
     Candidate,

@@ -24,7 +24,7 @@ from typing import Protocol
 
 import numpy as np
 
-from ...framework import NodeTable
+from ...framework.batch import NodeTable
 from ._candidates import Candidate, Victims, rank_of
 from ._visit_cache import Outcome
 

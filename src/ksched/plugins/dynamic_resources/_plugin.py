@@ -34,6 +34,7 @@ from ...api import (
     compile_selector,
 )
 from ...framework import (
+    SKIP,
     ActionType,
     ClusterEvent,
     ClusterEventWithHint,
@@ -45,11 +46,10 @@ from ...framework import (
     NodeToStatus,
     PostFilterResult,
     QueueingHint,
-    SignFragment,
     Status,
     default_normalize_score,
 )
-from ...framework._status import SKIP
+from ...framework.batch import SignFragment
 from ._allocator import (
     AllocationError,
     Allocator,

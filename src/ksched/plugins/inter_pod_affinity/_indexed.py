@@ -23,11 +23,10 @@ from ...framework._pod_index import (
     PREFERRED_ANTI_AFFINITY,
     REQUIRED_AFFINITY,
     REQUIRED_ANTI_AFFINITY,
-    IntArray,
-    PodIndex,
     Requirement,
     TermGroup,
 )
+from ...framework.batch import IntArray, PodIndex
 from ._filtering import Counts, PreFilterState
 from ._scoring import TopologyScore
 from ._terms import IncomingPod, IncomingTerm

@@ -16,7 +16,7 @@ import numpy.typing as npt
 from ..._errors import ConfigError
 from ...api import Node, Pod, PodAffinityTerm
 from ...framework import (
-    LABELS,
+    SKIP,
     ActionType,
     AffinityTerm,
     ClusterEvent,
@@ -26,11 +26,9 @@ from ...framework import (
     EventResource,
     Handle,
     NodeInfo,
-    NodeTable,
     PodInfo,
     PreFilterResult,
     QueueingHint,
-    SignFragment,
     Status,
 )
 from ...framework._pod_index import (
@@ -38,9 +36,8 @@ from ...framework._pod_index import (
     PREFERRED_ANTI_AFFINITY,
     REQUIRED_AFFINITY,
     REQUIRED_ANTI_AFFINITY,
-    PodIndex,
 )
-from ...framework._status import SKIP
+from ...framework.batch import LABELS, NodeTable, PodIndex, SignFragment
 from ._filtering import PRE_FILTER_STATE_KEY, PreFilterState, build_pre_filter_state, filter_node
 from ._indexed import (
     filter_rows,

@@ -11,9 +11,7 @@ from collections.abc import Iterable, Sequence
 import attrs
 
 from ...api import Pod, pod_requests
-from ...framework import (
-    NodeInfo,
-)
+from ...framework import NodeInfo
 from ._constants import (
     CPU,
     EPHEMERAL_STORAGE,

@@ -16,24 +16,28 @@ import numpy as np
 
 from ...api import Node, Pod, pod_requests
 from ...framework import (
-    RESOURCES,
     ActionType,
-    BoolArray,
     ClusterEvent,
     ClusterEventWithHint,
     Code,
     CycleState,
     EventResource,
     Handle,
-    IntArray,
     NodeInfo,
-    NodeTable,
     QueueingHint,
-    SignFragment,
+    SpecMemo,
     Status,
+)
+from ...framework.batch import (
+    POD_RESOURCES,
+    RESOURCES,
+    BoolArray,
+    Capabilities,
+    IntArray,
+    NodeTable,
+    SignFragment,
     resources_signer,
 )
-from ...framework._spec_memo import SpecMemo
 from ._args import (
     NodeResourcesFitArgs,
     validate_fit_args,
@@ -91,6 +95,9 @@ class NodeResourcesFit:
     configured strategy (LeastAllocated by default)."""
 
     name = NAME
+    capabilities = Capabilities(
+        node_local_filter=True, node_local_score=True, pod_fields=(POD_RESOURCES,)
+    )
 
     def __init__(self, args: NodeResourcesFitArgs | None = None) -> None:
         args = args or NodeResourcesFitArgs()

@@ -11,13 +11,8 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from ...api import Pod, pod_requests
-from ...framework import (
-    MAX_NODE_SCORE,
-    IntArray,
-    NodeInfo,
-    NodeTable,
-    trunc_div,
-)
+from ...framework import MAX_NODE_SCORE, NodeInfo, trunc_div
+from ...framework.batch import IntArray, NodeTable
 from ._args import (
     ResourceSpec,
     ScoringStrategy,

@@ -14,8 +14,8 @@ import numpy as np
 import numpy.typing as npt
 
 from ...api import Pod
-from ...framework import NodeInfo, NodeRows, NodeTable
-from ...framework._pod_index import IntArray, PodIndex
+from ...framework import NodeInfo
+from ...framework.batch import IntArray, NodeRows, NodeTable, PodIndex
 from ._common import (
     HONOR,
     LABEL_HOSTNAME,

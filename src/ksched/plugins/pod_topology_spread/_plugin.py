@@ -13,6 +13,7 @@ import numpy.typing as npt
 
 from ...api import Node, Pod
 from ...framework import (
+    SKIP,
     ActionType,
     ClusterEvent,
     ClusterEventWithHint,
@@ -21,15 +22,12 @@ from ...framework import (
     EventResource,
     Handle,
     NodeInfo,
-    NodeTable,
     PodInfo,
     PreFilterResult,
     QueueingHint,
-    SignFragment,
     Status,
 )
-from ...framework._pod_index import PodIndex
-from ...framework._status import SKIP
+from ...framework.batch import NodeTable, PodIndex, SignFragment
 from ._args import SYSTEM_DEFAULT_CONSTRAINTS, SYSTEM_DEFAULTING, PodTopologySpreadArgs
 from ._common import (
     DO_NOT_SCHEDULE,

@@ -16,9 +16,8 @@ from ksched import InMemoryCluster, Pod
 from ksched.api import ephemeral_claim_owner_error, pod_claim_names
 from ksched.cluster._store import VolumeUpdateError, VolumeUpdater
 from ksched.framework import (
-    VOLUMES,
+    SKIP,
     ActionType,
-    BoolArray,
     ClusterEvent,
     ClusterEventWithHint,
     Code,
@@ -26,14 +25,11 @@ from ksched.framework import (
     EventResource,
     Handle,
     NodeInfo,
-    NodeTable,
     QueueingHint,
-    SignFragment,
     Status,
     parse_plugin_args,
-    volumes_signer,
 )
-from ksched.framework._status import SKIP
+from ksched.framework.batch import VOLUMES, BoolArray, NodeTable, SignFragment, volumes_signer
 
 from ._binder import BinderError, PodVolumeClaims, PodVolumes, VolumeBinder
 from ._controller import bind_in_memory, check_bindings
