@@ -1,10 +1,10 @@
-"""CPU time of the scheduling cycle proper (``_schedule_pod``: PreFilter to select host)
+"""CPU time of the scheduling cycle proper (``schedule_pod``: PreFilter to select host)
 per plain pod, two source trees A/B, interleaved.
 
 SchedulingBasic's shape: N default nodes (4 cpu, 32Gi, 110 pods), 1000 resident pods, then
 the measured pods, all of one template (they share one spec, as a workload's pods do). Each
 run is its own process with ``PYTHONPATH`` at one tree's ``src``; the figure is the thread
-CPU time spent inside ``_schedule_pod`` (plain ``def`` plugins: nothing suspends it), so a
+CPU time spent inside ``schedule_pod`` (plain ``def`` plugins: nothing suspends it), so a
 loaded machine inflates it far less than wall time. Also reported: thread CPU per measured
 pod for the whole process (binding, events, queue included).
 
@@ -56,7 +56,7 @@ async def _measure(nodes: int, pods: int) -> dict[str, float]:
         while bound < 1000:
             await anyio.sleep(0.01)
         spent = [0.0, 0]
-        schedule_pod = scheduler._schedule_pod
+        schedule_pod = scheduler.algorithm.schedule_pod
 
         async def timed(*args: Any, **kwargs: Any) -> Any:
             t = time.thread_time()
@@ -65,7 +65,7 @@ async def _measure(nodes: int, pods: int) -> dict[str, float]:
             spent[1] += 1
             return result
 
-        scheduler._schedule_pod = timed  # type: ignore[method-assign]
+        scheduler.algorithm.schedule_pod = timed  # type: ignore[method-assign]
         bound = 0
         start = time.thread_time()
         for i in range(pods):

@@ -65,6 +65,7 @@ import aiometer
 import anyio
 
 import ksched
+import ksched.framework._fast._filter as fast_filter
 import ksched.framework._runtime as runtime
 from ksched.config import parse_config
 from ksched.framework import Code, CycleState, NodeInfo, Status
@@ -342,8 +343,8 @@ async def _engine_once(
             make_node(f"node-{i}").capacity(cpu="4", memory="32Gi", pods=110).obj()
         )
     # The Framework's fan-out, swapped for this run (restored below).
-    saved = runtime.run_chunked  # type: ignore[attr-defined]
-    runtime.run_chunked = fan_out  # type: ignore[attr-defined,assignment]
+    saved = runtime.run_chunked
+    runtime.run_chunked = fast_filter.run_chunked = fan_out  # type: ignore[assignment]
     try:
         async with ksched.Scheduler.open(
             config, cluster, registry={"SlowFilter": lambda args, handle: plugin}
@@ -358,7 +359,7 @@ async def _engine_once(
                 await cluster.wait_bound(f"default/p{i}", timeout=120)
             elapsed = time.perf_counter() - start
     finally:
-        runtime.run_chunked = saved  # type: ignore[attr-defined]
+        runtime.run_chunked = fast_filter.run_chunked = saved
     if plugin.calls != pods * nodes:
         raise AssertionError(f"expected {pods * nodes} filter calls, got {plugin.calls}")
     return elapsed / pods

@@ -72,14 +72,14 @@ def for_attempt(cls, metrics):
     return state
 
 CycleState.for_attempt = for_attempt
-schedule_one = SchedulingCycle._schedule_one
+schedule_one = SchedulingCycle.schedule_one
 
 async def timed_schedule_one(self, qpi):
     start = time.thread_time()
     await schedule_one(self, qpi)
     spent[turn[0]].append(time.thread_time() - start)
 
-SchedulingCycle._schedule_one = timed_schedule_one
+SchedulingCycle.schedule_one = timed_schedule_one
 _ops.Scheduler = type("S", (_ops.Scheduler,), {})
 original = _ops.Scheduler.open.__func__
 

@@ -3,7 +3,7 @@
 The cluster is SchedulingBasic's (default nodes, pods of 100m / 500Mi, the default profile).
 For each pod, both sides make the same decision on the same snapshot:
 
-- framework: ``Scheduler._schedule_pod`` (PreFilter, Filter with the rotating start and
+- framework: ``SchedulingAlgorithm.schedule_pod`` (PreFilter, Filter with the rotating start and
   numFeasibleNodesToFind, PreScore, Score, NormalizeScore, weights, host selection);
 - reference: a plain loop that calls the same plugins' methods directly, with no statuses, no
   skip bookkeeping, no error handling and no diagnosis.
@@ -33,6 +33,7 @@ import ksched
 from ksched.framework import CycleState, Status
 from ksched.framework.runtime import Framework
 from ksched.scheduler import num_feasible_nodes_to_find
+from ksched.scheduler._observer import UNOBSERVED
 from ksched.testing import make_node, make_pod
 
 
@@ -123,20 +124,20 @@ def reference_decision(
 async def measure(nodes: int, init_pods: int, pods: int, batch: bool) -> dict[str, float]:
     scheduler = _cluster(nodes, init_pods)
     fw = scheduler.frameworks["default-scheduler"]
-    fw.batching = batch
+    fw.fast.batching = batch
     framework_s = reference_s = 0.0
     for i in range(pods):
         pod = make_pod(f"pod-{i}").uid(f"uid-{i}").req(cpu="100m", memory="500Mi").obj()
-        start = scheduler._next_start_node_index
+        start = scheduler.state.next_start_node_index
         t0 = time.perf_counter()
-        chosen = await scheduler._schedule_pod(fw, CycleState(), pod, None)
+        chosen = await scheduler.algorithm.schedule_pod(fw, CycleState(), pod, UNOBSERVED)
         t1 = time.perf_counter()
         _node, examined = reference_decision(scheduler, fw, pod, start, batch)
         t2 = time.perf_counter()
         framework_s += t1 - t0
         reference_s += t2 - t1
         assert isinstance(chosen, str)
-        assert (scheduler._next_start_node_index - start) % nodes == examined % nodes
+        assert (scheduler.state.next_start_node_index - start) % nodes == examined % nodes
         _place(scheduler, pod, chosen)
     return {
         "framework_us_per_pod": framework_s / pods * 1e6,

@@ -22,6 +22,7 @@ import attrs
 import ksched
 from ksched import FitError
 from ksched.framework import CycleState
+from ksched.scheduler._observer import UNOBSERVED
 from ksched.testing import make_node, make_pod
 
 
@@ -42,7 +43,7 @@ async def measure(nodes: int, pods: int, repeat: int) -> dict[str, float | str]:
     for _ in range(repeat):
         state = CycleState()
         t0 = time.perf_counter()
-        found = await scheduler._schedule_pod(fw, state, big, None)
+        found = await scheduler.algorithm.schedule_pod(fw, state, big, UNOBSERVED)
         t1 = time.perf_counter()
         assert isinstance(found, FitError)
         _, status = await fw.run_post_filter(state, big, found.statuses)

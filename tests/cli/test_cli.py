@@ -521,6 +521,19 @@ def test_plugins_lists_in_tree_with_extension_points(capsys: pytest.CaptureFixtu
         "name": "NodeResourcesFit",
         "source": "in-tree",
         "extensionPoints": ["preFilter", "filter", "preScore", "score"],
+        "fastPaths": {
+            "batchForms": [
+                "filter_batch",
+                "filter_batch_statuses",
+                "filter_batch_status_groups",
+                "score_batch",
+            ],
+            "nodeLocal": ["filter", "score"],
+            "podFields": ["v1.Pod.Spec.ContainerRequestsAndOverheads()"],
+            "signsPods": True,
+            "async": [],
+        },
+        "turnsOff": [],
     }
     assert rows["PrioritySort"]["extensionPoints"] == ["queueSort"]
     assert rows["DefaultBinder"]["extensionPoints"] == ["bind"]
@@ -531,8 +544,12 @@ def test_plugins_lists_a_plugin_option(
     avoid_plugin: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert main(["plugins", "-o", "table", "--plugin", avoid_plugin]) == 0
-    row = next(line for line in capsys.readouterr().out.splitlines() if "AvoidN1" in line)
-    assert row.split() == ["AvoidN1", "--plugin", "filter"]
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if "AvoidN1" in line)
+    assert row.split() == ["AvoidN1", "--plugin", "filter", "-"]
+    # It promises the fast paths nothing, and the listing says what that turns off.
+    assert "  AvoidN1: opportunistic batching, for its whole profile: it does not sign pods" in out
+    assert "  AvoidN1: kept Filter masks and verdicts, for pods it filters: not node-local" in out
 
 
 def test_bad_plugin_option_exits_2(capsys: pytest.CaptureFixture[str]) -> None:

@@ -12,6 +12,7 @@ from typing import Any
 from ksched import Pod, Scheduler
 from ksched.framework import CycleState, Status
 from ksched.scheduler import AttemptReport, FitError
+from ksched.scheduler._observer import UNOBSERVED, ObservedAttempt
 
 
 def status_key(s: Status) -> tuple[Any, ...]:
@@ -30,9 +31,14 @@ async def _attempt(
     scheduler: Scheduler, pod: Pod, *, batching: bool, report: AttemptReport | None
 ) -> tuple[Any, int]:
     fw = scheduler.frameworks["default-scheduler"]
-    fw.batching = batching
-    found = await scheduler._schedule_pod(fw, CycleState(), pod, report)
-    return _outcome(found), scheduler._next_start_node_index
+    fw.fast.batching = batching
+    attempt = (
+        UNOBSERVED
+        if report is None
+        else ObservedAttempt(scheduler.observer, fw.profile_name, 0.0, report)
+    )
+    found = await scheduler.algorithm.schedule_pod(fw, CycleState(), pod, attempt)
+    return _outcome(found), scheduler.state.next_start_node_index
 
 
 async def compare_paths(scheduler: Scheduler, pod: Pod) -> tuple[Any, AttemptReport]:
@@ -41,11 +47,11 @@ async def compare_paths(scheduler: Scheduler, pod: Pod) -> tuple[Any, AttemptRep
     The outcome is the chosen node name, or a tuple ("fit-error", message) / ("status", ...).
     """
     scheduler.cache.update_snapshot(scheduler.snapshot)
-    start, rng_state = scheduler._next_start_node_index, scheduler.rng.getstate()
+    start, rng_state = scheduler.state.next_start_node_index, scheduler.rng.getstate()
 
     per_node = AttemptReport()
     want = await _attempt(scheduler, pod, batching=False, report=per_node)
-    scheduler._next_start_node_index = start
+    scheduler.state.next_start_node_index = start
     scheduler.rng.setstate(rng_state)
     batched = AttemptReport()
     got = await _attempt(scheduler, pod, batching=True, report=batched)
@@ -56,7 +62,7 @@ async def compare_paths(scheduler: Scheduler, pod: Pod) -> tuple[Any, AttemptRep
     assert batched.evaluated == per_node.evaluated, pod.name
     assert batched.scores == per_node.scores, pod.name
     assert batched.totals == per_node.totals, pod.name
-    scheduler._next_start_node_index = start
+    scheduler.state.next_start_node_index = start
     scheduler.rng.setstate(rng_state)
     assert await _attempt(scheduler, pod, batching=True, report=None) == want, pod.name
     return want[0], per_node

@@ -222,7 +222,7 @@ async def test_affinity_and_ports_batch_forms_equal_per_node(
         cluster.apply(node)
     scheduler = Scheduler(parse_config(CONFIGS[config_name]), cluster, seed=5)
     # The batch forms themselves, every cycle (kept masks and columns: test_row_cache.py).
-    scheduler.frameworks["default-scheduler"].use_row_cache = False
+    scheduler.frameworks["default-scheduler"].fast.use_row_cache = False
     node_names = [n.name for n in nodes]
     placed: list[Pod] = []
     outcomes: Counter[str] = Counter()

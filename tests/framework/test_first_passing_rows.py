@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ksched.framework._run_filter import FilterRunner
+from ksched.framework._fast._scan import first_passing_rows
 
 
 def _reference(mask: np.ndarray, start: int, limit: int) -> tuple[int, list[int]] | None:
@@ -28,7 +28,7 @@ def test_matches_the_rotated_walk(seed: int) -> None:
     mask = rng.random(n) < rng.choice([0.0, 0.1, 0.5, 1.0])
     for start in range(n):
         for limit in (1, 2, 5, n, n + 3):
-            got = FilterRunner._first_passing_rows(mask, start, limit)
+            got = first_passing_rows(mask, start, limit)
             want = _reference(mask, start, limit)
             if want is None:
                 assert got is None
@@ -45,14 +45,12 @@ def test_matches_the_rotated_walk_on_large_tables(density: float) -> None:
     mask = rng.random(n) < density
     for start in (0, 1, 7_000, 15_000, n - 1):
         for limit in (1, 50, 500, 2_000, n):
-            got = FilterRunner._first_passing_rows(mask, start, limit)
+            got = first_passing_rows(mask, start, limit)
             want = _reference(mask, start, limit)
             assert got is not None and want is not None
             assert (got[0], got[1].tolist()) == want, (start, limit)
             # The same with the count of passing rows given (as a kept mask keeps it).
-            counted = FilterRunner._first_passing_rows(
-                mask, start, limit, int(np.count_nonzero(mask))
-            )
+            counted = first_passing_rows(mask, start, limit, int(np.count_nonzero(mask)))
             assert counted is not None and (counted[0], counted[1].tolist()) == want
 
 
@@ -65,7 +63,7 @@ def test_matches_the_rotated_walk_when_passing_rows_cluster() -> None:
     mask[::997] = True
     for start in (0, 3_000, 18_000, 19_999):
         for limit in (10, 500, 1_400, 2_000):
-            got = FilterRunner._first_passing_rows(mask, start, limit)
+            got = first_passing_rows(mask, start, limit)
             want = _reference(mask, start, limit)
             assert got is not None and want is not None
             assert (got[0], got[1].tolist()) == want, (start, limit)

@@ -7,7 +7,7 @@ import random
 import numpy as np
 
 from ksched.framework import Code, CycleState, NodeInfo, Status
-from ksched.framework._nominated_verdicts import NominatedVerdicts
+from ksched.framework._fast._nominated_verdicts import NominatedVerdicts
 from ksched.framework.batch import NodeTable
 from ksched.queue._nominator import Nominator
 from ksched.testing import make_node, make_pod

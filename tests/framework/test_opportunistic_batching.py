@@ -24,7 +24,7 @@ from ksched.api import (
 from ksched.cluster import InMemoryCluster
 from ksched.config import load_config
 from ksched.framework import Code, CycleState, NodeInfo, Status
-from ksched.framework._batch import OpportunisticBatch
+from ksched.framework._fast._opportunistic import OpportunisticBatch
 from ksched.framework.batch import LABELS, RESOURCES, SignFragment
 from ksched.plugins.inter_pod_affinity import InterPodAffinity
 from ksched.plugins.pod_topology_spread import PodTopologySpread

@@ -22,8 +22,9 @@ from test_batch_equivalence_affinity import random_node, random_pod
 
 from ksched import InMemoryCluster, Node, Pod, Scheduler
 from ksched.framework import CycleState, NodeInfo
-from ksched.framework._row_cache import RowCache
+from ksched.framework._fast._row_cache import RowCache
 from ksched.framework.batch import NodeTable
+from ksched.scheduler._observer import UNOBSERVED
 from ksched.testing import make_node, make_pod
 
 CYCLES = int(os.environ.get("KSCHED_DIFFERENTIAL_PODS", "1200"))
@@ -56,8 +57,8 @@ _TAINT = make_node("t").taint("dedicated", "infra").obj().spec.taints[0]
 async def _cycle(scheduler: Scheduler, pod: Pod) -> tuple[Any, int]:
     fw = scheduler.frameworks["default-scheduler"]
     scheduler.cache.update_snapshot(scheduler.snapshot)
-    found = await scheduler._schedule_pod(fw, CycleState(), pod, None)
-    return _outcome(found), scheduler._next_start_node_index
+    found = await scheduler.algorithm.schedule_pod(fw, CycleState(), pod, UNOBSERVED)
+    return _outcome(found), scheduler.state.next_start_node_index
 
 
 @pytest.mark.anyio
@@ -87,7 +88,7 @@ async def test_kept_masks_and_columns_equal_batch_forms(
     names = list(nodes)
     shapes = [random_pod(rng, i, names) for i in range(12)]
     kept, fresh = (Scheduler(cluster=InMemoryCluster(), seed=3) for _ in range(2))
-    fresh.frameworks["default-scheduler"].use_row_cache = False
+    fresh.frameworks["default-scheduler"].fast.use_row_cache = False
     both = (kept, fresh)
     for node in nodes.values():
         for s in both:

@@ -17,7 +17,7 @@ from ksched.framework import (
     PreFilterResult,
     Status,
 )
-from ksched.framework._runtime import MAX_PERMIT_TIMEOUT
+from ksched.framework._calls import MAX_PERMIT_TIMEOUT
 from ksched.framework.runtime import Framework, WaitingPods
 from ksched.testing import make_node, make_pod
 

@@ -450,7 +450,7 @@ SCHEDULED_ON_TWO_NODES = {
 async def schedule_one_pod(metrics: SchedulerMetrics, *, batching: bool = True) -> None:
     cluster = InMemoryCluster()
     async with Scheduler.open(cluster=cluster, metrics=metrics) as sched:
-        sched.frameworks[PROFILE].batching = batching
+        sched.frameworks[PROFILE].fast.batching = batching
         for name in ("n1", "n2"):
             await cluster.add_node(make_node(name).capacity(cpu="2", memory="4Gi", pods=10).obj())
         await cluster.add_pod(make_pod("web").req(cpu="1").obj())

@@ -26,8 +26,8 @@ from _preemption_clusters import full_nodes
 from trio.testing import MockClock
 
 from ksched import InMemoryCluster, Scheduler, SchedulingEvent
-from ksched.framework._nominated_verdicts import Sweep
-from ksched.framework._run_filter import FilterRunner
+from ksched.framework._fast._nominated_verdicts import Sweep
+from ksched.framework.runtime import Framework
 from ksched.plugins.default_preemption import DefaultPreemption
 from ksched.testing import make_pod
 
@@ -63,7 +63,7 @@ async def _story(seed: int, shortcuts: bool) -> list[tuple[Any, ...]]:
 
     async with Scheduler.open(cluster=cluster, observer=observe, seed=seed) as scheduler:
         for fw in scheduler.frameworks.values():
-            fw.verdict_cache = shortcuts
+            fw.fast.verdict_cache = shortcuts
         for wave in waves:
             for pod in wave:
                 cluster.apply(pod)
@@ -83,13 +83,13 @@ def _run(seed: int, shortcuts: bool) -> list[tuple[Any, ...]]:
 
 def test_shortcuts_tell_the_same_story(monkeypatch: pytest.MonkeyPatch) -> None:
     swept = [0]
-    run = FilterRunner._filter_with_nominated_sync
+    run = Framework.run_filter_with_nominated_pods_sync
 
-    def counting(self: FilterRunner, *args: Any) -> Any:
+    def counting(self: Framework, *args: Any) -> Any:
         swept[0] += 1
         return run(self, *args)
 
-    monkeypatch.setattr(FilterRunner, "_filter_with_nominated_sync", counting)
+    monkeypatch.setattr(Framework, "run_filter_with_nominated_pods_sync", counting)
     merged = [0]
     scatter = Sweep.scatter
 

@@ -31,7 +31,7 @@ from trio.testing import MockClock
 from ksched import FitError, InMemoryCluster, Scheduler, parse_config
 from ksched.api import LabelSelector, ObjectMeta, Pod, PodDisruptionBudget
 from ksched.framework import CycleState, NodeToStatus, PodInfo
-from ksched.framework._nominated_verdicts import NominatedVerdicts, Sweep
+from ksched.framework._fast._nominated_verdicts import NominatedVerdicts, Sweep
 from ksched.plugins import default_preemption
 from ksched.plugins.default_preemption import (
     Candidate,
@@ -39,6 +39,7 @@ from ksched.plugins.default_preemption import (
     _dry_run,  # noqa: F401  (patched below)
 )
 from ksched.plugins.default_preemption import _plugin as preemption_plugin
+from ksched.scheduler._observer import UNOBSERVED
 from ksched.testing import make_node, make_pod
 
 pytestmark = pytest.mark.anyio
@@ -206,7 +207,7 @@ async def _attempt(seed: int, mode: str, monkeypatch: pytest.MonkeyPatch) -> dic
         fw = scheduler.frameworks["default-scheduler"]
         scheduler.cache.update_snapshot(scheduler.snapshot)
         state = CycleState()
-        found = await scheduler._schedule_pod(fw, state, preemptor, None)
+        found = await scheduler.algorithm.schedule_pod(fw, state, preemptor, UNOBSERVED)
         if not isinstance(found, FitError):
             return {"scheduled": found, "fast_runs": fast_runs}
         result, status = await fw.run_post_filter(state, preemptor, found.statuses)
@@ -285,7 +286,7 @@ async def test_benchmark_shape_takes_the_arithmetic_path(
     fw = scheduler.frameworks["default-scheduler"]
     scheduler.cache.update_snapshot(scheduler.snapshot)
     state = CycleState()
-    found = await scheduler._schedule_pod(fw, state, high, None)
+    found = await scheduler.algorithm.schedule_pod(fw, state, high, UNOBSERVED)
     assert isinstance(found, FitError)
     result, status = await fw.run_post_filter(state, high, found.statuses)
     assert status.is_success
@@ -409,7 +410,7 @@ async def _sequence(
             keys.append(f"default/pre{i}")
         scheduler = Scheduler(_config(args, seed % 3 == 0), cluster, seed=seed)
         fw = scheduler.frameworks["default-scheduler"]
-        fw.verdict_cache = fast
+        fw.fast.verdict_cache = fast
         steps = random.Random(seed + 1)
         for _ in range(2):
             for key in keys:
@@ -420,7 +421,7 @@ async def _sequence(
                     continue
                 scheduler.cache.update_snapshot(scheduler.snapshot)
                 state = CycleState()
-                found = await scheduler._schedule_pod(fw, state, pod, None)
+                found = await scheduler.algorithm.schedule_pod(fw, state, pod, UNOBSERVED)
                 if isinstance(found, str):
                     scheduler.queue.delete_nominated_pod_if_exists(pod)
                     await cluster.bind(pod, found)

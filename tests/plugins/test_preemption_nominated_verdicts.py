@@ -18,8 +18,8 @@ import pytest
 from ksched import FitError, InMemoryCluster, Scheduler
 from ksched.api import Pod
 from ksched.framework import CycleState
-from ksched.framework._run_filter import FilterRunner
 from ksched.framework.runtime import Framework
+from ksched.scheduler._observer import UNOBSERVED
 from ksched.testing import make_node, make_pod
 
 pytestmark = pytest.mark.anyio
@@ -39,13 +39,13 @@ def _counting_runs(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Counts, in its last item, the two-pass Filter runs on nominated nodes (the verdicts
     made, not read back)."""
     runs = [0]
-    run = FilterRunner._filter_with_nominated_sync
+    run = Framework.run_filter_with_nominated_pods_sync
 
-    def counting(self: FilterRunner, *args: Any) -> Any:
+    def counting(self: Framework, *args: Any) -> Any:
         runs[-1] += 1
         return run(self, *args)
 
-    monkeypatch.setattr(FilterRunner, "_filter_with_nominated_sync", counting)
+    monkeypatch.setattr(Framework, "run_filter_with_nominated_pods_sync", counting)
     return runs
 
 
@@ -65,7 +65,7 @@ async def _cycles(
         scheduler.cache.update_snapshot(scheduler.snapshot)
         state = CycleState()
         state.record_plugin_metrics = metrics
-        found = await scheduler._schedule_pod(fw, state, pod, None)
+        found = await scheduler.algorithm.schedule_pod(fw, state, pod, UNOBSERVED)
         assert isinstance(found, FitError)
         outcomes.append([(n, s.code, s.reasons, s.plugin) for n, s in found.statuses.items()])
     return runs, outcomes
@@ -116,7 +116,7 @@ async def test_a_changed_node_is_filtered_again(monkeypatch: pytest.MonkeyPatch)
             runs.append(0)
             await cluster.evict(cluster.get_pod("default/low0"))  # type: ignore[arg-type]
         scheduler.cache.update_snapshot(scheduler.snapshot)
-        found = await scheduler._schedule_pod(fw, CycleState(), pod, None)
+        found = await scheduler.algorithm.schedule_pod(fw, CycleState(), pod, UNOBSERVED)
         verdicts.append(found)
     assert runs == [1, 1]
     assert isinstance(verdicts[0], FitError)
@@ -148,12 +148,12 @@ async def test_a_nominated_pod_back_from_flight_counts_again(
     scheduler, fw, pods, runs = _two_equal_pods(monkeypatch)
     popped = await scheduler.queue.pop()
     assert popped.pod.name == "nom"  # the highest priority first: now in flight
-    found = await scheduler._schedule_pod(fw, CycleState(), pods[0], None)
+    found = await scheduler.algorithm.schedule_pod(fw, CycleState(), pods[0], UNOBSERVED)
     assert found == "n0"
     popped.unschedulable_plugins = {"NodeResourcesFit"}
     scheduler.queue.add_unschedulable_if_not_present(popped, scheduler.queue.scheduling_cycle)
     assert [p.pod.name for p in scheduler.queue.nominated_pods_for_node("n0")] == ["nom"]
-    found = await scheduler._schedule_pod(fw, CycleState(), pods[1], None)
+    found = await scheduler.algorithm.schedule_pod(fw, CycleState(), pods[1], UNOBSERVED)
     assert isinstance(found, FitError)
     assert found.statuses.get("n0").reasons == ("Insufficient cpu",)
     assert runs == [2]
@@ -165,9 +165,9 @@ async def test_a_nominated_pod_popped_into_flight_counts_no_more(
     """The other way round: the verdict kept while "nom" waits in the queue is not read
     once it is in flight (handed out bare)."""
     scheduler, fw, pods, runs = _two_equal_pods(monkeypatch)
-    found = await scheduler._schedule_pod(fw, CycleState(), pods[0], None)
+    found = await scheduler.algorithm.schedule_pod(fw, CycleState(), pods[0], UNOBSERVED)
     assert isinstance(found, FitError)
     popped = await scheduler.queue.pop()
     assert popped.pod.name == "nom"
-    assert await scheduler._schedule_pod(fw, CycleState(), pods[1], None) == "n0"
+    assert await scheduler.algorithm.schedule_pod(fw, CycleState(), pods[1], UNOBSERVED) == "n0"
     assert runs == [2]

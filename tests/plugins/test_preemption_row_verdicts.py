@@ -23,8 +23,9 @@ import pytest
 
 from ksched import InMemoryCluster, Node, Pod, Scheduler
 from ksched.framework import CycleState, PodInfo, Status
-from ksched.framework._nominated_verdicts import NominatedVerdicts
+from ksched.framework._fast._nominated_verdicts import NominatedVerdicts
 from ksched.scheduler import FitError
+from ksched.scheduler._observer import UNOBSERVED
 from ksched.testing import make_node, make_pod
 
 CYCLES = 700
@@ -89,8 +90,8 @@ def _key(s: Status) -> tuple[Any, ...]:
 async def _cycle(scheduler: Scheduler, pod: Pod) -> tuple[Any, int]:
     fw = scheduler.frameworks["default-scheduler"]
     scheduler.cache.update_snapshot(scheduler.snapshot)
-    found = await scheduler._schedule_pod(fw, CycleState(), pod, None)
-    return _ending(found), scheduler._next_start_node_index
+    found = await scheduler.algorithm.schedule_pod(fw, CycleState(), pod, UNOBSERVED)
+    return _ending(found), scheduler.state.next_start_node_index
 
 
 @pytest.mark.anyio
@@ -112,7 +113,7 @@ async def test_kept_row_verdicts_equal_batch_passes(
     nodes = {n.name: n for n in (_node(rng, i) for i in range(60))}
     shapes = _shapes(rng)
     kept, fresh = (Scheduler(cluster=InMemoryCluster(), seed=5) for _ in range(2))
-    fresh.frameworks["default-scheduler"].verdict_cache = False
+    fresh.frameworks["default-scheduler"].fast.verdict_cache = False
     both = (kept, fresh)
     for node in nodes.values():
         for s in both:

@@ -109,7 +109,7 @@ async def test_an_unexpected_fault_in_a_cycle_fails_only_that_attempt() -> None:
     await cluster.add_node(node("n1"))
     events: list[SchedulingEvent] = []
     async with Scheduler.open(config(), cluster, observer=events.append) as sched:
-        original = sched._schedule_pod
+        original = sched.algorithm.schedule_pod
         failures = []
 
         async def flaky(*args: Any) -> Any:
@@ -118,7 +118,7 @@ async def test_an_unexpected_fault_in_a_cycle_fails_only_that_attempt() -> None:
                 raise KeyError("lost")
             return await original(*args)
 
-        sched._schedule_pod = flaky  # type: ignore[method-assign]
+        sched.algorithm.schedule_pod = flaky  # type: ignore[method-assign]
         await cluster.add_pod(make_pod("p").req(cpu="100m").obj())
         pod = await cluster.wait_bound("default/p", timeout=10)
         assert pod.spec.node_name == "n1"

@@ -140,12 +140,12 @@ def test_without_a_reader_the_engine_makes_no_events() -> None:
 
     async def main() -> None:
         quiet = _Run(scenario, 0, None, events=False)
-        assert quiet.scheduler.observer is None
+        assert quiet.scheduler.observer.on_event is None
         seen: list[Any] = []
         watched = _Run(scenario, 0, seen.append, events=False)
-        assert watched.scheduler.observer is not None
-        assert _Run(scenario, 0, None, events=True).scheduler.observer is not None
-        assert _Run(scenario, 0, None, events=False, history=True).scheduler.observer
+        assert watched.scheduler.observer.on_event is not None
+        assert _Run(scenario, 0, None, events=True).scheduler.observer.on_event is not None
+        assert _Run(scenario, 0, None, events=False, history=True).scheduler.observer.on_event
 
     trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
 

@@ -38,6 +38,7 @@ def _plugin_class(factory: PluginFactory) -> object:
 
 
 def _plugin_rows(specs: Sequence[str]) -> list[dict[str, Any]]:
+    from ..framework.runtime import describe_fast_paths
     from ..plugins import IN_TREE
     from ..scheduler import implemented_points
 
@@ -51,11 +52,16 @@ def _plugin_rows(specs: Sequence[str]) -> list[dict[str, Any]]:
             source = "--plugin"
         else:
             source = "entry point"
+        row: dict[str, Any] = {"name": name, "source": source}
         try:
-            points = sorted(implemented_points(cast(Any, _plugin_class(factory))), key=_point_order)
+            described = cast(Any, _plugin_class(factory))
+            points = sorted(implemented_points(described), key=_point_order)
+            fast_paths, turns_off = describe_fast_paths(described)
         except Exception as exc:  # a foreign factory that cannot be built without args
             points = [f"? (cannot build without args: {type(exc).__name__})"]
-        rows.append({"name": name, "source": source, "extensionPoints": points})
+            fast_paths, turns_off = {}, []
+        row.update(extensionPoints=points, fastPaths=fast_paths, turnsOff=turns_off)
+        rows.append(row)
     return rows
 
 

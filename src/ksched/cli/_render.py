@@ -456,11 +456,28 @@ def render_events(console: Console, events: Sequence[Mapping[str, Any]]) -> None
 
 
 def render_plugins(console: Console, plugins: Sequence[Mapping[str, Any]]) -> None:
-    """One row per registered plugin: name, where it comes from, its extension points."""
+    """One row per registered plugin: name, where it comes from, its extension points and
+    what it offers the fast paths; then what each plugin turns off in them, and why."""
     table = Table(title="registered plugins", box=box.SIMPLE_HEAD, title_justify="left")
     table.add_column("plugin", no_wrap=True, style="bold")
     table.add_column("source", no_wrap=True)
     table.add_column("extension points", overflow="fold")
+    table.add_column("fast paths", overflow="fold")
     for plugin in plugins:
-        table.add_row(plugin["name"], plugin["source"], ", ".join(plugin["extensionPoints"]))
+        fast = plugin.get("fastPaths") or {}
+        offered = [*fast.get("batchForms", ())]
+        offered += [f"node-local {point}" for point in fast.get("nodeLocal", ())]
+        if fast.get("signsPods"):
+            offered.append("signs pods")
+        table.add_row(
+            plugin["name"],
+            plugin["source"],
+            ", ".join(plugin["extensionPoints"]),
+            ", ".join(offered) or "-",
+        )
     console.print(table)
+    notes = [(p["name"], why) for p in plugins for why in p.get("turnsOff", ())]
+    if notes:
+        console.print("What a plugin turns off in the fast paths (results stay the same):")
+        for name, why in notes:
+            console.print(f"  {name}: {why}")

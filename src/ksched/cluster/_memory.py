@@ -39,7 +39,7 @@ from ..api import (
 )
 from ..api._assign import assigned, is_assigned_copy
 from ._resourceclaims import make_template_claims, release_claims
-from ._store import KINDS, ClusterListener, object_key
+from ._store import KINDS, ClusterListener, EventRecorder, SyncBinder, object_key
 
 __all__ = ["InMemoryCluster", "RecordedEvent"]
 
@@ -371,6 +371,16 @@ class InMemoryCluster:
         self.events.append(
             RecordedEvent(regarding.key, related_key, event_type, reason, action, note)
         )
+
+    @property
+    def event_recorder(self) -> EventRecorder | None:
+        """This store, unless it keeps no Events (``keep_events=False``)."""
+        return self if self.keep_events else None
+
+    @property
+    def sync_binder(self) -> SyncBinder | None:
+        """This store's ``bind_now``, unless a subclass binds otherwise (its own ``bind``)."""
+        return self if type(self).bind is InMemoryCluster.bind else None
 
     # ---- waiting ------------------------------------------------------------------
 

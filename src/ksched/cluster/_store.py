@@ -1,7 +1,7 @@
 """The ClusterStore seam: the one contract between the engine and a cluster.
 
 The scheduler learns about objects through change notifications (like informers) and
-writes back through ``bind``, ``evict``, ``update_pod_status`` and ``record_event``.
+writes back through ``bind``, ``evict``, ``update_pod_status`` and its Event recorder.
 """
 
 from __future__ import annotations
@@ -42,6 +42,8 @@ __all__ = [
     "KINDS",
     "ClusterListener",
     "ClusterStore",
+    "EventRecorder",
+    "SyncBinder",
     "VolumeUpdateError",
     "VolumeUpdater",
     "object_key",
@@ -87,12 +89,37 @@ def object_key(obj: Any) -> str:
     return f"{meta.namespace}/{meta.name}" if meta.namespace else meta.name
 
 
+class EventRecorder(Protocol):
+    """Where the scheduler's Events go (``Scheduled``, ``FailedScheduling``, ``Preempted``)."""
+
+    def record_event(
+        self,
+        regarding: Pod,
+        related: Pod | None,
+        event_type: str,
+        reason: str,
+        action: str,
+        note: str,
+    ) -> None:
+        """Record an Event. Must not block: a cluster queues it for a writer that
+        rate-limits and aggregates."""
+
+
+class SyncBinder(Protocol):
+    """A bind that completes at once, without I/O (an in-memory store)."""
+
+    def bind_now(self, pod: Pod, node_name: str) -> None:
+        """Set ``spec.nodeName`` now; raises as ``ClusterStore.bind`` does."""
+
+
 class ClusterStore(Protocol):
     """What the scheduler needs from a cluster.
 
     Reads come from the store's caches (no I/O); changes reach the scheduler through the
     subscribed listener, called on the event loop. The writes are the scheduler's only
     I/O, made from binding cycles and failure handling, never from the scheduling cycle.
+    A store also says what it can do beyond that (``event_recorder``, ``sync_binder``);
+    the engine asks once, when it is built.
     """
 
     def subscribe(self, listener: ClusterListener) -> None:
@@ -125,19 +152,15 @@ class ClusterStore(Protocol):
     ) -> None:
         """Write the pod's nominated node and its PodScheduled condition."""
 
-    def record_event(
-        self,
-        regarding: Pod,
-        related: Pod | None,
-        event_type: str,
-        reason: str,
-        action: str,
-        note: str,
-    ) -> None:
-        """Record an Event (``Scheduled``, ``FailedScheduling``, ``Preempted``).
+    @property
+    def event_recorder(self) -> EventRecorder | None:
+        """Where the scheduler's Events go; None when this cluster keeps none (the engine
+        then makes none)."""
 
-        Must not block: a cluster queues it for a writer that rate-limits and aggregates.
-        """
+    @property
+    def sync_binder(self) -> SyncBinder | None:
+        """A bind that never waits, when the cluster has one (DefaultBinder then binds in
+        the scheduling loop); None: binds go through ``bind``."""
 
 
 class VolumeUpdateError(KschedError, RuntimeError):

@@ -24,7 +24,15 @@ from ._capabilities import POD_TOLERATIONS as POD_TOLERATIONS
 from ._capabilities import Capabilities as Capabilities
 from ._capabilities import PodField as PodField
 from ._parallel import run_chunked as run_chunked
+from ._pod_index import PREFERRED_AFFINITY as PREFERRED_AFFINITY
+from ._pod_index import PREFERRED_ANTI_AFFINITY as PREFERRED_ANTI_AFFINITY
+from ._pod_index import REQUIRED_AFFINITY as REQUIRED_AFFINITY
+from ._pod_index import REQUIRED_ANTI_AFFINITY as REQUIRED_ANTI_AFFINITY
+from ._pod_index import Domains as Domains
 from ._pod_index import PodIndex as PodIndex
+from ._pod_index import Requirement as Requirement
+from ._pod_index import SelectorView as SelectorView
+from ._pod_index import TermGroup as TermGroup
 from ._signature import HOST_PORTS as HOST_PORTS
 from ._signature import IMAGE_NAMES as IMAGE_NAMES
 from ._signature import LABELS as LABELS
@@ -60,6 +68,10 @@ __all__ = [
     "POD_NODE_SELECTOR",
     "POD_RESOURCES",
     "POD_TOLERATIONS",
+    "PREFERRED_AFFINITY",
+    "PREFERRED_ANTI_AFFINITY",
+    "REQUIRED_AFFINITY",
+    "REQUIRED_ANTI_AFFINITY",
     "RESOURCES",
     "TOLERATIONS",
     "VOLUMES",
@@ -70,14 +82,18 @@ __all__ = [
     "BatchScorePlugin",
     "BoolArray",
     "Capabilities",
+    "Domains",
     "IntArray",
     "NodeRows",
     "NodeTable",
     "PodField",
     "PodIndex",
     "PodSignature",
+    "Requirement",
+    "SelectorView",
     "SignFragment",
     "SignPlugin",
+    "TermGroup",
     "UniformScorePlugin",
     "host_ports_signer",
     "node_selector_signer",

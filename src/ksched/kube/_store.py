@@ -40,7 +40,7 @@ from ..api import (
     Service,
     StatefulSet,
 )
-from ..cluster import ClusterListener, InMemoryCluster, object_key
+from ..cluster import ClusterListener, EventRecorder, InMemoryCluster, SyncBinder, object_key
 from ..cluster._store import VolumeUpdateError
 from ._client import ApiError, ApiNotFoundError, ConflictError, KubeClient
 from ._reflector import RESOURCES, Reflector, Resource
@@ -434,6 +434,16 @@ class KubeCluster:
         self.writer.record_event(
             regarding, related, event_type, reason, action, note, controller=controller
         )
+
+    @property
+    def event_recorder(self) -> EventRecorder | None:
+        """This store: Events go to the API through its writer."""
+        return self
+
+    @property
+    def sync_binder(self) -> SyncBinder | None:
+        """None: a bind is a request to the API."""
+        return None
 
 
 def is_older(version: str, than: str) -> bool:

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..api import Pod
-from ..cluster import InMemoryCluster
+from ..cluster import SyncBinder
 from ..framework import CycleState, Handle, Status
 
 __all__ = ["DefaultBinder"]
@@ -22,12 +22,12 @@ class DefaultBinder:
         self._handle = handle
 
     @classmethod
-    def new(cls, args: Mapping[str, Any] | None, handle: Handle) -> DefaultBinder | _InMemoryBinder:
-        """On the in-memory store (its own ``bind``, not a subclass's), a binder whose
+    def new(cls, args: Mapping[str, Any] | None, handle: Handle) -> DefaultBinder | _SyncBinder:
+        """On a cluster that binds at once (``ClusterStore.sync_binder``), a binder whose
         ``bind`` is a plain ``def``: the binding cycle then never waits."""
-        cluster = handle.cluster
-        if isinstance(cluster, InMemoryCluster) and type(cluster).bind is InMemoryCluster.bind:
-            return _InMemoryBinder(cluster)
+        binder = handle.cluster.sync_binder
+        if binder is not None:
+            return _SyncBinder(binder)
         return cls(handle)
 
     async def bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
@@ -35,14 +35,14 @@ class DefaultBinder:
         return None
 
 
-class _InMemoryBinder:
-    """DefaultBinder on an InMemoryCluster."""
+class _SyncBinder:
+    """DefaultBinder on a cluster that binds at once."""
 
     name = "DefaultBinder"
 
-    def __init__(self, cluster: InMemoryCluster) -> None:
-        self._cluster = cluster
+    def __init__(self, binder: SyncBinder) -> None:
+        self._binder = binder
 
     def bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
-        self._cluster.bind_now(pod, node_name)
+        self._binder.bind_now(pod, node_name)
         return None

@@ -1,11 +1,11 @@
 """The engine: the Scheduler and what only it uses (profiles, the plugin registry).
 
-``Scheduler`` drives ``queue/``, ``cache/`` and ``framework/``; its loop is split as
-upstream's is: event handlers, the scheduling cycle, the binding cycle, failure handling.
+``Scheduler`` drives ``queue/``, ``cache/`` and ``framework/``; its parts are collaborators
+split as upstream's files are: event handlers, the scheduling cycle and algorithm, the
+binding cycle, failure handling, the pod-group cycle (see ``_state``).
 """
 
-from ._base import PodRecord as PodRecord
-from ._base import num_feasible_nodes_to_find as num_feasible_nodes_to_find
+from ._algorithm import Evaluation as Evaluation
 from ._diagnosis import AttemptReport as AttemptReport
 from ._diagnosis import FitError as FitError
 from ._diagnosis import SchedulingEvent as SchedulingEvent
@@ -15,7 +15,8 @@ from ._profiles import implemented_points as implemented_points
 from ._registry import ENTRY_POINT_GROUP as ENTRY_POINT_GROUP
 from ._registry import plugin_registry as plugin_registry
 from ._scheduler import Scheduler as Scheduler
-from ._scheduling_cycle import Evaluation as Evaluation
+from ._state import PodRecord as PodRecord
+from ._state import num_feasible_nodes_to_find as num_feasible_nodes_to_find
 
 __all__ = [
     "ENTRY_POINT_GROUP",

@@ -15,151 +15,187 @@ import contextlib
 import logging
 
 import anyio
+import anyio.lowlevel
 
 from ..api import Pod
 from ..framework import Code, CycleState, NodeToStatus, QueuedPodInfo, Status, WaitingPod
 from ..framework.runtime import ASSIGNED_POD_DELETE, Framework
-from ._base import Failure, is_cancel
 from ._diagnosis import FitError
 from ._extenders import bind_by_extender
-from ._failure import FailureHandling
+from ._failure import FailureHandler
+from ._observer import Attempt, Observer
+from ._permit import Placed
+from ._state import Failure, SchedulerState, is_cancel
 
 __all__ = ["BindingCycle"]
 
 bind_logger = logging.getLogger("ksched.scheduler.binding")
 
 
-class BindingCycle(FailureHandling):
-    """Binding cycles, started by the scheduling cycle after Permit."""
+class BindingCycle:
+    """Binding cycles, started by the scheduling cycle (or the pod-group cycle) after Permit."""
 
-    async def _binding_cycle(
+    def __init__(self, state: SchedulerState, observer: Observer, failures: FailureHandler) -> None:
+        self.state = state
+        self.observer = observer
+        self.failures = failures
+
+    async def start(
+        self, fw: Framework, state: CycleState, qpi: QueuedPodInfo, placed: Placed, attempt: Attempt
+    ) -> None:
+        """PreBindPreFlight, then the binding cycle: here when nothing in it can wait, else
+        as a task of its own (which runs before the next pod is taken)."""
+        fw.run_pre_bind_pre_flights(state, placed.assumed, placed.node_name)
+        if placed.waiting is None and not self.state.extenders and fw.binds_inline(state):
+            self.state.binding_tasks += 1
+            await self.run(fw, state, qpi, placed, attempt, inline=True)
+            return
+        self.start_task(fw, state, qpi, placed, attempt)
+        await anyio.lowlevel.checkpoint()  # let the new binding cycle start first
+
+    def start_task(
+        self, fw: Framework, state: CycleState, qpi: QueuedPodInfo, placed: Placed, attempt: Attempt
+    ) -> None:
+        """Start the binding cycle as a task in the scheduler's binding task group."""
+        st = self.state
+        assert st.binding_tg is not None
+        st.binding_tasks += 1
+        st.binding_tg.start_soon(self.run, fw, state, qpi, placed, attempt)
+
+    async def run(
         self,
         fw: Framework,
         state: CycleState,
         qpi: QueuedPodInfo,
-        assumed: Pod,
-        node_name: str,
-        waiting: WaitingPod | None,
-        started: float = 0.0,
+        placed: Placed,
+        attempt: Attempt,
         inline: bool = False,
     ) -> None:
-        """One pod's binding cycle; ``started`` is when its scheduling attempt began.
+        """One pod's binding cycle (counted in ``binding_tasks`` by the caller).
 
         ``inline``: every plugin of this cycle is a plain ``def`` (``Framework.binds_inline``)
-        and there is no Permit wait, so nothing can hang: no timeout scope."""
-        status: Status | None = None
-        metrics = self.metrics
-        profile = fw.profile_name
+        and there is no Permit wait, so nothing can hang: no timeout scope.
+        # schedule_one.go bindingCycle
+        """
+        assumed, node_name = placed.assumed, placed.node_name
         try:
-            if waiting is not None:
-                waited = self._now() if metrics is not None else 0.0
-                status = await waiting.wait()
-                if metrics is not None:
-                    metrics.permit_wait(status.code.label, self._now() - waited)
-                self.waiting_pods.remove(assumed.uid)
-                if not status.is_success:
-                    kind = "PermitRejected"
-                    self._emit(kind, assumed, node=node_name, message=status.message)
-                    statuses = NodeToStatus()
-                    statuses.set(node_name, status)
-                    if status.is_rejected:
-                        fit = FitError(
-                            num_all_nodes=1,
-                            statuses=statuses,
-                            unschedulable_plugins={status.plugin} - {""},
-                        )
-                        status = Status(status.code, (fit.message(),), plugin=status.plugin)
-                        await self._binding_failed(fw, state, qpi, assumed, node_name, status, fit)
-                    else:
-                        await self._binding_failed(fw, state, qpi, assumed, node_name, status, None)
-                    return
-                self._emit("PermitAllowed", assumed, node=node_name)
-            t = self._now() if self._measure else 0.0
-            with contextlib.nullcontext() if inline else anyio.fail_after(self.plugin_timeout):
-                status = await fw.run_pre_bind(state, assumed, node_name)
-                if self._measure:
-                    t = self._spent("PreBind", t, status, profile)
-                if status.is_success:
-                    by_extender = (
-                        await bind_by_extender(self.extenders, assumed, node_name)
-                        if self.extenders
-                        else None
-                    )
-                    if by_extender is not None:
-                        status = by_extender
-                    else:
-                        status = await fw.run_bind(state, assumed, node_name)
-                    self.cache.finish_binding(assumed)
-                    if self._measure:
-                        t = self._spent("Bind", t, status, profile)
+            if placed.waiting is not None and not await self._wait_on_permit(
+                fw, state, qpi, placed, placed.waiting
+            ):
+                return
+            with (
+                contextlib.nullcontext() if inline else anyio.fail_after(self.state.plugin_timeout)
+            ):
+                status = await self._pre_bind_and_bind(fw, state, assumed, node_name, attempt)
             if not status.is_success:
                 if status.code is Code.SKIP:
                     status = Status(Code.ERROR, ("no bind plugin bound the pod",))
-                await self._binding_failed(fw, state, qpi, assumed, node_name, status, None)
+                await self.failed(fw, state, qpi, placed, status, None)
                 return
-            self.queue.done(assumed.uid)
-            self._emit("Bound", assumed, node=node_name)
-            if bind_logger.isEnabledFor(logging.INFO):
-                pairs = {"pod": assumed.key, "node": node_name}
-                bind_logger.info("Successfully bound pod to node", extra={"kv": pairs})
-            if metrics is not None:
-                # schedule_one.go bindingCycle: PodScheduled, attempts, the SLI duration
-                now = self._now()
-                metrics.attempt("scheduled", profile, now - started)
-                first = qpi.initial_attempt_timestamp
-                metrics.scheduled(qpi.attempts, now - (first if first is not None else started))
-            if self._record_event is not None:
-                self._record_event(
-                    assumed,
-                    None,
-                    "Normal",
-                    "Scheduled",
-                    "Binding",
-                    f"Successfully assigned {assumed.namespace}/{assumed.name} to {node_name}",
-                )
+            self._bound(fw, qpi, assumed, node_name, attempt)
             await fw.run_post_bind(state, assumed, node_name)
-            if self._measure:
-                self._spent("PostBind", t, None, profile)
+            attempt.point("PostBind")
         except BaseException as exc:
             with anyio.CancelScope(shield=True):
                 message = (
                     "binding cycle cancelled" if is_cancel(exc) else f"binding failed: {exc!r}"
                 )
-                await self._binding_failed(
-                    fw, state, qpi, assumed, node_name, Status(Code.ERROR, (message,)), None
-                )
+                await self.failed(fw, state, qpi, placed, Status(Code.ERROR, (message,)), None)
             if is_cancel(exc) or not isinstance(exc, Exception):
                 raise
         finally:
-            self.waiting_pods.remove(assumed.uid)
-            self._binding_tasks -= 1
+            self.state.waiting_pods.remove(assumed.uid)
+            self.state.binding_tasks -= 1
 
-    async def _binding_failed(
+    async def _wait_on_permit(
         self,
         fw: Framework,
         state: CycleState,
         qpi: QueuedPodInfo,
-        assumed: Pod,
-        node_name: str,
+        placed: Placed,
+        waiting: WaitingPod,
+    ) -> bool:
+        """WaitOnPermit: whether the pod was allowed; a rejection or timeout has been
+        handled (unreserved, requeued) when it returns False."""
+        observer, assumed, node_name = self.observer, placed.assumed, placed.node_name
+        waited = observer.now()
+        status = await waiting.wait()
+        observer.permit_waited(status, observer.now() - waited)
+        self.state.waiting_pods.remove(assumed.uid)
+        if status.is_success:
+            observer.emit("PermitAllowed", assumed, node=node_name)
+            return True
+        observer.emit("PermitRejected", assumed, node=node_name, message=status.message)
+        fit: FitError | None = None
+        if status.is_rejected:
+            statuses = NodeToStatus()
+            statuses.set(node_name, status)
+            plugins = {status.plugin} - {""}
+            fit = FitError(num_all_nodes=1, statuses=statuses, unschedulable_plugins=plugins)
+            status = Status(status.code, (fit.message(),), plugin=status.plugin)
+        await self.failed(fw, state, qpi, placed, status, fit)
+        return False
+
+    async def _pre_bind_and_bind(
+        self, fw: Framework, state: CycleState, assumed: Pod, node_name: str, attempt: Attempt
+    ) -> Status:
+        """PreBind, then the binder extender or the Bind plugins; the cache learns the
+        binding is done either way."""
+        attempt.mark()
+        status = await fw.run_pre_bind(state, assumed, node_name)
+        attempt.point("PreBind", status)
+        if not status.is_success:
+            return status
+        extenders = self.state.extenders
+        by_extender = await bind_by_extender(extenders, assumed, node_name) if extenders else None
+        status = (
+            by_extender if by_extender is not None else await fw.run_bind(state, assumed, node_name)
+        )
+        self.state.cache.finish_binding(assumed)
+        attempt.point("Bind", status)
+        return status
+
+    def _bound(
+        self, fw: Framework, qpi: QueuedPodInfo, assumed: Pod, node_name: str, attempt: Attempt
+    ) -> None:
+        """The pod is bound: out of the queue, announced, counted, its Scheduled Event."""
+        self.state.queue.done(assumed.uid)
+        observer = self.observer
+        observer.emit("Bound", assumed, node=node_name)
+        if bind_logger.isEnabledFor(logging.INFO):
+            pairs = {"pod": assumed.key, "node": node_name}
+            bind_logger.info("Successfully bound pod to node", extra={"kv": pairs})
+        observer.scheduled(qpi, fw.profile_name, attempt)
+        if observer.events is not None:
+            note = f"Successfully assigned {assumed.namespace}/{assumed.name} to {node_name}"
+            observer.events.record_event(assumed, None, "Normal", "Scheduled", "Binding", note)
+
+    async def failed(
+        self,
+        fw: Framework,
+        state: CycleState,
+        qpi: QueuedPodInfo,
+        placed: Placed,
         status: Status,
         fit: FitError | None,
     ) -> None:
-        """# schedule_one.go handleBindingCycleError"""
+        """Undo the assumption and requeue the pod. # schedule_one.go handleBindingCycleError"""
+        st, assumed, node_name = self.state, placed.assumed, placed.node_name
         with anyio.CancelScope(shield=True):
-            if not self.cache.is_assumed(assumed.uid):
+            if not st.cache.is_assumed(assumed.uid):
                 return
-            current = self.cluster.get_pod(assumed.key)
+            current = st.cluster.get_pod(assumed.key)
             if current is not None and current.spec.node_name:
                 return  # the bind went through after all
             await fw.run_unreserve(state, assumed, node_name)
-            self.cache.forget_pod(assumed)
+            st.cache.forget_pod(assumed)
             if status.is_rejected:
                 uid = assumed.uid
                 failure = Failure(status, fit_error=fit, clear_nomination=True)
-                await self._handle_failure(fw, qpi, failure)
-                self.queue.move_all_to_active_or_backoff(
+                await self.failures.handle(fw, qpi, failure)
+                st.queue.move_all_to_active_or_backoff(
                     ASSIGNED_POD_DELETE, assumed, None, lambda p: p.uid != uid
                 )
             else:
-                self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, assumed, None)
-                await self._handle_failure(fw, qpi, Failure(status, clear_nomination=True))
+                st.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, assumed, None)
+                await self.failures.handle(fw, qpi, Failure(status, clear_nomination=True))

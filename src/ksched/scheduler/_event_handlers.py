@@ -11,15 +11,24 @@ from typing import Any
 from ..api import Node, Pod
 from ..framework import ActionType, ClusterEvent, EventResource, PodInfo
 from ..framework.runtime import ASSIGNED_POD_ADD, ASSIGNED_POD_DELETE, NODE_ADD, UNSCHEDULED_POD_ADD
-from ._base import PodRecord, SchedulerBase
+from ._observer import Observer
+from ._state import SchedulerState
 
 __all__ = ["EventHandlers"]
 
 
-class EventHandlers(SchedulerBase):
-    """The listener the scheduler subscribes to its cluster."""
+class EventHandlers:
+    """The listener the scheduler subscribes to its cluster: each change into the cache
+    and the queue."""
 
-    def _on_change(self, kind: str, old: Any, new: Any) -> None:
+    def __init__(self, state: SchedulerState, observer: Observer) -> None:
+        self.state = state
+        self.observer = observer
+        self.cache = state.cache
+        self.queue = state.queue
+
+    def on_change(self, kind: str, old: Any, new: Any) -> None:
+        """``listener(kind, old, new)`` of the ClusterStore seam."""
         if kind == "Node":
             self._on_node(old, new)
         elif kind == "Pod":
@@ -61,7 +70,7 @@ class EventHandlers(SchedulerBase):
                 self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, old, None)
                 return
             self.queue.delete(old)
-            waiting = self.waiting_pods.get(old.uid)
+            waiting = self.state.waiting_pods.get(old.uid)
             if waiting is not None:
                 waiting.reject("", "removed")
                 self.queue.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, old, None)
@@ -83,19 +92,16 @@ class EventHandlers(SchedulerBase):
                     )
                     self.queue.move_all_to_active_or_backoff(event, old, new)
             return
-        if new.spec.scheduler_name not in self.frameworks:
+        if new.spec.scheduler_name not in self.state.frameworks:
             return
         if old is None:
-            uid = new.uid
-            record = self.records.get(uid)
-            if record is None:
-                record = self.records[uid] = PodRecord()
+            record = self.state.record(new.uid)
             if new.status.nominated_node_name:
                 self.queue.add_nominated_pod(PodInfo.of(new), new.status.nominated_node_name)
                 record.nominated_node = new.status.nominated_node_name
             self.queue.add(new)
-            self._emit("Queued", new)
-            if self._gang_profiles:
+            self.observer.emit("Queued", new)
+            if self.state.gang_profiles:
                 # A new member may complete its gang's minCount (eventhandlers.go
                 # addPodToSchedulingQueue, with the GangScheduling gate).
                 self.queue.move_all_to_active_or_backoff(UNSCHEDULED_POD_ADD, None, new)

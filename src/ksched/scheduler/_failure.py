@@ -9,9 +9,10 @@ import logging
 
 from ..framework import PodInfo, QueuedPodInfo
 from ..framework.runtime import Framework
-from ._base import Failure, PodRecord, SchedulerBase
+from ._observer import Observer
+from ._state import Failure, SchedulerState
 
-__all__ = ["NOTE_LENGTH_LIMIT", "FailureHandling", "truncate_note"]
+__all__ = ["NOTE_LENGTH_LIMIT", "FailureHandler", "truncate_note"]
 
 logger = logging.getLogger("ksched.scheduler")
 
@@ -27,37 +28,37 @@ def truncate_note(message: str) -> str:
     return message[: NOTE_LENGTH_LIMIT - len(suffix)] + suffix
 
 
-class FailureHandling(SchedulerBase):
+class FailureHandler:
     """Requeue the pod, keep or clear its nomination, write its condition and Event."""
 
-    async def _handle_failure(self, fw: Framework, qpi: QueuedPodInfo, failure: Failure) -> None:
+    def __init__(self, state: SchedulerState, observer: Observer) -> None:
+        self.state = state
+        self.observer = observer
+
+    async def handle(self, fw: Framework, qpi: QueuedPodInfo, failure: Failure) -> None:
         """# schedule_one.go handleSchedulingFailure"""
-        pod = qpi.pod
-        status = failure.status
-        if failure.fit_error is not None:
-            qpi.unschedulable_plugins = set(failure.fit_error.unschedulable_plugins) - {""}
-            qpi.pending_plugins = set()
-        else:
-            qpi.unschedulable_plugins = set()
-            qpi.pending_plugins = set()
-        record = self.records.setdefault(pod.uid, PodRecord())
+        st, pod, status = self.state, qpi.pod, failure.status
+        fit = failure.fit_error
+        qpi.unschedulable_plugins = set(fit.unschedulable_plugins) - {""} if fit else set()
+        qpi.pending_plugins = set()
+        record = st.record(pod.uid)
         record.message = status.message
-        current = self.cluster.get_pod(pod.key)
+        current = st.cluster.get_pod(pod.key)
         if current is None or current.uid != pod.uid or current.spec.node_name:
-            self.queue.done(pod.uid)
+            st.queue.done(pod.uid)
         else:
             qpi.pod_info = PodInfo.of(current)
-            self.queue.add_unschedulable_if_not_present(qpi, self.queue.scheduling_cycle)
+            st.queue.add_unschedulable_if_not_present(qpi, st.queue.scheduling_cycle)
         nominated_node = current.status.nominated_node_name if current is not None else None
         if failure.nominated:
             nominated_node = failure.nominated
             record.nominated_node = failure.nominated
-            self.queue.add_nominated_pod(PodInfo.of(current or pod), failure.nominated)
+            st.queue.add_nominated_pod(PodInfo.of(current or pod), failure.nominated)
         elif failure.clear_nomination:
             nominated_node = None
-            self.queue.delete_nominated_pod_if_exists(pod)
+            st.queue.delete_nominated_pod_if_exists(pod)
         reason = "Unschedulable" if status.is_rejected else "SchedulerError"
-        self._emit(reason, pod, message=status.message, attempts=qpi.attempts)
+        self.observer.emit(reason, pod, message=status.message, attempts=qpi.attempts)
         # schedule_one.go handleSchedulingFailure: one line per failure, never per node
         if status.is_rejected:
             if logger.isEnabledFor(logging.INFO):
@@ -68,11 +69,11 @@ class FailureHandling(SchedulerBase):
                 "Error scheduling pod; retrying",
                 extra={"kv": {"pod": pod.key, "err": status.message}},
             )
-        self.cluster_event(
+        self.observer.cluster_event(
             pod, None, "Warning", "FailedScheduling", "Scheduling", truncate_note(status.message)
         )
         if current is not None and not current.spec.node_name:
-            await self.cluster.update_pod_status(
+            await st.cluster.update_pod_status(
                 current,
                 nominated_node_name=nominated_node,
                 condition={

@@ -31,13 +31,16 @@ from ..framework import (
     PodGroupPlugin,
     QueuedPodInfo,
     Status,
-    WaitingPod,
 )
 from ..framework.runtime import Framework
-from ._base import Failure
-from ._diagnosis import AttemptReport, FitError, plugin_decisions
-from ._group_preemption import GroupPlan, GroupPreemption
-from ._scheduling_cycle import SchedulingCycle
+from ._algorithm import NO_NODES, SchedulingAlgorithm
+from ._binding_cycle import BindingCycle
+from ._diagnosis import FitError
+from ._failure import FailureHandler
+from ._group_preemption import GroupPlan, GroupPreemption, place_in_snapshot
+from ._observer import Attempt, Observer
+from ._permit import Placed, permit, single_node_failure
+from ._state import Failure, SchedulerState
 
 __all__ = ["GroupCycle"]
 
@@ -46,7 +49,7 @@ __all__ = ["GroupCycle"]
 class _Member:
     qpi: QueuedPodInfo
     state: CycleState
-    report: AttemptReport | None
+    attempt: Attempt
     node: str | None = None
     assumed: Pod | None = None
     failure: Failure | None = None
@@ -54,34 +57,32 @@ class _Member:
     """The node the member held in a group pass that was reverted."""
 
 
-class GroupCycle(SchedulingCycle, GroupPreemption):
-    """Adds the pod-group cycle to the serial loop."""
+class GroupCycle:
+    """The pod-group cycle, entered by the scheduling loop for a pod of a gang."""
 
-    async def _schedule_group(
+    def __init__(
+        self,
+        state: SchedulerState,
+        observer: Observer,
+        algorithm: SchedulingAlgorithm,
+        binding: BindingCycle,
+        failures: FailureHandler,
+        preemption: GroupPreemption,
+    ) -> None:
+        self.state = state
+        self.observer = observer
+        self.algorithm = algorithm
+        self.binding = binding
+        self.failures = failures
+        self.preemption = preemption
+
+    async def schedule_group(
         self, fw: Framework, first: QueuedPodInfo, plugin: PodGroupPlugin, group: PodGroup
     ) -> None:
-        others = [
-            p
-            for p in plugin.unscheduled_members(group)
-            if p.uid != first.pod.uid
-            and self._framework_for(p) is fw
-            and not p.is_terminating
-            and not self.cache.is_assumed(p.uid)
-        ]
-        queued = [first, *self.queue.pop_specific(others)]
-        # podGroupInfoForPod: priority first, then the earliest first attempt.
-        queued.sort(
-            key=lambda q: (-q.pod.priority, q.initial_attempt_timestamp or q.timestamp, q.pod.key)
-        )
-        self._cycle = self.queue.scheduling_cycle
-        self._profile_name = fw.profile_name
-        started = self._now()
-        members: list[_Member] = []
-        for qpi in queued:
-            self._begin_attempt(qpi, started)
-            state = CycleState.for_attempt(self.metrics)
-            state.write(POD_GROUP_CYCLE, True)
-            members.append(_Member(qpi, state, self._report_for(qpi.pod)))
+        """# schedule_one_podgroup.go podGroupCycle"""
+        st, observer = self.state, self.observer
+        started = st.now()
+        members = self._members(fw, first, plugin, group, started)
         try:
             verdict = await self._place_group(fw, plugin, group, members)
         except BaseException:
@@ -89,45 +90,63 @@ class GroupCycle(SchedulingCycle, GroupPreemption):
                 await self._revert(fw, members)
                 cancelled = Status(Code.ERROR, ("pod group cycle cancelled",))
                 for m in members:
-                    await self._handle_failure(fw, m.qpi, Failure(cancelled, clear_nomination=True))
+                    await self.failures.handle(fw, m.qpi, Failure(cancelled, clear_nomination=True))
             raise
-        if self.timings:
-            self.attempt_seconds += self._now() - started
-        if self.metrics is not None:
-            self.metrics.pod_group_algorithm(self._now() - started)
+        observer.group_algorithm_done(started)
         if verdict.is_success:
-            result = await self._submit_group(fw, plugin, group, members, started)
+            result = await self._submit_group(fw, plugin, group, members)
         else:
-            await self._revert(fw, members)
-            plan = None
-            if verdict.is_rejected and fw.has_post_filter_plugins:
-                plan = await self.preempt_for_group(fw, plugin, group, members)
-            await self._fail_group(fw, group, members, verdict, started, plan)
-            result = (
-                "error"
-                if not verdict.is_rejected
-                else "waiting_on_preemption"
-                if plan is not None and plan.nominations
-                else "unschedulable"
-            )
-        if self.metrics is not None:
-            self.metrics.pod_group_attempt(result, fw.profile_name, self._now() - started)
+            result = await self._reject_group(fw, plugin, group, members, verdict)
+        observer.group_outcome(result, fw.profile_name, started)
+
+    def _members(
+        self,
+        fw: Framework,
+        first: QueuedPodInfo,
+        plugin: PodGroupPlugin,
+        group: PodGroup,
+        started: float,
+    ) -> list[_Member]:
+        """The popped pod and the group's other pending members, each with its attempt
+        begun, in podGroupInfoForPod's order (priority, then the earliest first attempt)."""
+        st = self.state
+        others = [
+            p
+            for p in plugin.unscheduled_members(group)
+            if p.uid != first.pod.uid
+            and st.framework_for(p) is fw
+            and not p.is_terminating
+            and not st.cache.is_assumed(p.uid)
+        ]
+        queued = [first, *st.queue.pop_specific(others)]
+        queued.sort(
+            key=lambda q: (-q.pod.priority, q.initial_attempt_timestamp or q.timestamp, q.pod.key)
+        )
+        st.cycle = st.queue.scheduling_cycle
+        members: list[_Member] = []
+        for qpi in queued:
+            pod = qpi.pod
+            record = st.record(pod.uid)
+            attempt = self.observer.begin(pod, qpi.attempts, fw.profile_name, record, started)
+            state = CycleState.for_attempt(self.observer.metrics)
+            state.write(POD_GROUP_CYCLE, True)
+            members.append(_Member(qpi, state, attempt))
+        return members
 
     async def _place_group(
         self, fw: Framework, plugin: PodGroupPlugin, group: PodGroup, members: list[_Member]
     ) -> Status:
         """Place each member in the snapshot; the group plugin's last verdict."""
-        self.cache.update_snapshot(self.snapshot)
-        if len(self.snapshot) == 0:
-            return Status(
-                Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("no nodes available to schedule pods",)
-            )
+        st = self.state
+        st.cache.update_snapshot(st.snapshot)
+        if len(st.snapshot) == 0:
+            return NO_NODES
         scheduled = plugin.scheduled_count(group)
         remaining = len(members)
         verdict = plugin.placement_feasible(group, remaining, scheduled)
         if verdict.code is Code.UNSCHEDULABLE or verdict.code is Code.ERROR:
             return verdict
-        batching, self.opportunistic_batching = self.opportunistic_batching, False
+        batching, st.opportunistic_batching = st.opportunistic_batching, False
         try:
             for m in members:
                 await self._place_member(fw, m)
@@ -135,42 +154,37 @@ class GroupCycle(SchedulingCycle, GroupPreemption):
                 if m.node is not None:
                     scheduled += 1
                 elif m.failure is not None and not m.failure.status.is_rejected:
-                    return Status(
-                        Code.ERROR,
-                        (
-                            "failed to schedule other pod from a pod group: "
-                            + m.failure.status.message,
-                        ),
-                    )
+                    message = "failed to schedule other pod from a pod group: "
+                    return Status(Code.ERROR, (message + m.failure.status.message,))
                 verdict = plugin.placement_feasible(group, remaining, scheduled)
                 if verdict.code is Code.UNSCHEDULABLE or verdict.code is Code.ERROR:
                     return verdict
         finally:
-            self.opportunistic_batching = batching
+            st.opportunistic_batching = batching
         if verdict.is_success and not any(m.node for m in members):
             return Status(Code.UNSCHEDULABLE, ("no pods were schedulable",))
         return verdict
 
     async def _place_member(self, fw: Framework, m: _Member) -> None:
         pod = m.qpi.pod
-        found = await self._schedule_pod(fw, m.state, pod, m.report)
-        if m.report is not None:
-            self._record_attempt(pod, m.report)
+        attempt = m.attempt
+        attempt.algorithm_started()
+        found = await self.algorithm.schedule_pod(fw, m.state, pod, attempt)
+        if attempt.report is not None:
+            st = self.state
+            self.observer.explained_nodes(st.record(pod.uid), attempt.report, st.snapshot.list())
         if isinstance(found, FitError):
-            m.failure = Failure(
-                Status(Code.UNSCHEDULABLE, (found.message(),)),
-                fit_error=found,
-                clear_nomination=True,
-            )
+            status = Status(Code.UNSCHEDULABLE, (found.message(),))
+            m.failure = Failure(status, fit_error=found, clear_nomination=True)
             return
         if isinstance(found, Status):
             m.failure = Failure(found, clear_nomination=True)
             return
-        assumed = self._place_in_snapshot(pod, found)
+        assumed = place_in_snapshot(self.state, pod, found)
         status = await fw.run_reserve(m.state, assumed, found)
         if not status.is_success:
             await fw.run_unreserve(m.state, assumed, found)
-            m.failure = self._single_node_failure(pod, found, status)
+            m.failure = single_node_failure(pod, found, status)
             return
         m.node, m.assumed = found, assumed
 
@@ -184,59 +198,83 @@ class GroupCycle(SchedulingCycle, GroupPreemption):
                 m.tentative, m.node = m.node, None
 
     async def _submit_group(
+        self, fw: Framework, plugin: PodGroupPlugin, group: PodGroup, members: list[_Member]
+    ) -> str:
+        """The gang fits: assume the placed members and run Permit for each; if Permit
+        leaves minCount of them, start their binding cycles, else release them all.
+        The attempt's result for the pod-group metrics.
+
+        # schedule_one_podgroup.go submitPodGroupAlgorithmResult
+        """
+        passed = await self._permit_members(fw, members)
+        scheduled = plugin.scheduled_count(group)
+        if passed and scheduled < group.min_count:
+            await self._release(fw, passed)
+            verdict = plugin.placement_feasible(group, 0, scheduled)
+            await self._fail_group(fw, group, members, verdict, None)
+            return "unschedulable" if verdict.is_rejected or verdict.is_success else "error"
+        decision = _decision(group, members, "Scheduled", "")
+        for m in members:
+            if m.attempt.report is not None:
+                m.attempt.report.group = decision
+            if m.node is None:
+                assert m.failure is not None
+                await self._fail_member(fw, m, m.failure)
+        for m, placed in passed:
+            self.binding.start_task(fw, m.state, m.qpi, placed, m.attempt)
+        return "scheduled" if passed else "unschedulable"
+
+    async def _permit_members(
+        self, fw: Framework, members: list[_Member]
+    ) -> list[tuple[_Member, Placed]]:
+        """Assume each placed member and run Permit; the members that passed."""
+        st = self.state
+        passed: list[tuple[_Member, Placed]] = []
+        for m in members:
+            pod = m.qpi.pod
+            if m.node is None or m.assumed is None:
+                continue
+            st.cache.assume_pod(m.assumed)
+            st.queue.delete_nominated_pod_if_exists(pod)
+            m.attempt.decided(fw.plugins.values(), m.state, m.node)
+            m.attempt.mark()
+            done = await permit(st, self.observer, fw, m.state, pod, m.assumed, m.node, m.attempt)
+            if isinstance(done, Failure):
+                m.tentative, m.node, m.failure = m.node, None, done
+                continue
+            passed.append((m, done))
+        return passed
+
+    async def _release(self, fw: Framework, passed: list[tuple[_Member, Placed]]) -> None:
+        """A member turned down at Permit took the gang below minCount: the others are
+        released now (no binding started), not after waiting at Permit."""
+        st = self.state
+        for m, placed in passed:
+            if placed.waiting is not None:
+                st.waiting_pods.remove(placed.assumed.uid)
+            with anyio.CancelScope(shield=True):
+                await fw.run_unreserve(m.state, placed.assumed, placed.node_name)
+            st.cache.forget_pod(placed.assumed)
+            m.tentative, m.node = placed.node_name, None
+
+    async def _reject_group(
         self,
         fw: Framework,
         plugin: PodGroupPlugin,
         group: PodGroup,
         members: list[_Member],
-        started: float,
+        verdict: Status,
     ) -> str:
-        """The gang fits: assume the placed members and run Permit for each; if Permit
-        leaves minCount of them, start their binding cycles, else release them all.
-        The attempt's result for the pod-group metrics."""
-        passed: list[tuple[_Member, Pod, str, WaitingPod | None]] = []
-        for m in members:
-            pod = m.qpi.pod
-            if m.node is None or m.assumed is None:
-                continue
-            self.cache.assume_pod(m.assumed)
-            self.queue.delete_nominated_pod_if_exists(pod)
-            if m.report is not None:
-                m.report.decisions.update(plugin_decisions(fw.plugins.values(), m.state, m.node))
-            t = self._now() if self._measure else 0.0
-            done = await self._permit(fw, m.state, pod, m.assumed, m.node, t)
-            if isinstance(done, Failure):
-                m.tentative, m.node, m.failure = m.node, None, done
-                continue
-            passed.append((m, *done))
-        scheduled = plugin.scheduled_count(group)
-        if passed and scheduled < group.min_count:
-            # A member turned down at Permit took the gang below minCount: the others are
-            # released now (no binding started), not after waiting at Permit.
-            for m, assumed, node_name, waiting in passed:
-                if waiting is not None:
-                    self.waiting_pods.remove(assumed.uid)
-                with anyio.CancelScope(shield=True):
-                    await fw.run_unreserve(m.state, assumed, node_name)
-                self.cache.forget_pod(assumed)
-                m.tentative, m.node = node_name, None
-            verdict = plugin.placement_feasible(group, 0, scheduled)
-            await self._fail_group(fw, group, members, verdict, started, None)
-            return "unschedulable" if verdict.is_rejected or verdict.is_success else "error"
-        decision = _decision(group, members, "Scheduled", "")
-        for m in members:
-            if m.report is not None:
-                m.report.group = decision
-            if m.node is None:
-                assert m.failure is not None
-                await self._fail_member(fw, m, m.failure, started)
-        for m, assumed, node_name, waiting in passed:
-            self._binding_tasks += 1
-            assert self._binding_tg is not None
-            self._binding_tg.start_soon(
-                self._binding_cycle, fw, m.state, m.qpi, assumed, node_name, waiting, started
-            )
-        return "scheduled" if passed else "unschedulable"
+        """The gang does not fit: revert, plan group preemption, requeue every member."""
+        await self._revert(fw, members)
+        plan = None
+        if verdict.is_rejected and fw.has_post_filter_plugins:
+            pods = [m.qpi.pod for m in members]
+            plan = await self.preemption.preempt_for_group(fw, plugin, group, pods)
+        await self._fail_group(fw, group, members, verdict, plan)
+        if not verdict.is_rejected:
+            return "error"
+        return "waiting_on_preemption" if plan is not None and plan.nominations else "unschedulable"
 
     async def _fail_group(
         self,
@@ -244,7 +282,6 @@ class GroupCycle(SchedulingCycle, GroupPreemption):
         group: PodGroup,
         members: list[_Member],
         verdict: Status,
-        started: float,
         plan: GroupPlan | None,
     ) -> None:
         """Every member back to the queue: its own FitError when it found no node, the
@@ -260,38 +297,36 @@ class GroupCycle(SchedulingCycle, GroupPreemption):
         if plan is not None:
             decision["preemption"] = plan.explain()
         for m in members:
-            if m.report is not None:
-                m.report.group = decision
+            if m.attempt.report is not None:
+                m.attempt.report.group = decision
+            failure = self._member_failure(m, verdict, message, plugins)
             uid = m.qpi.pod.uid
-            own = m.failure
-            if own is not None and own.fit_error is not None:
-                failure = own
-                own.fit_error.unschedulable_plugins |= plugins
-            elif verdict.code is Code.ERROR:
-                failure = Failure(verdict, clear_nomination=True)
-            else:
-                fit = FitError(
-                    num_all_nodes=len(self.snapshot),
-                    statuses=NodeToStatus(Status(Code.UNSCHEDULABLE, (message,))),
-                    unschedulable_plugins=set(plugins),
-                )
-                failure = Failure(
-                    Status(verdict.code if verdict.is_rejected else Code.UNSCHEDULABLE, (message,)),
-                    fit_error=fit,
-                    clear_nomination=True,
-                )
             if uid in nominations:
                 failure.nominated = nominations[uid]
                 failure.clear_nomination = False
-            await self._fail_member(fw, m, failure, started)
+            await self._fail_member(fw, m, failure)
 
-    async def _fail_member(
-        self, fw: Framework, m: _Member, failure: Failure, started: float
-    ) -> None:
-        if self.metrics is not None:
-            outcome = "unschedulable" if failure.status.is_rejected else "error"
-            self.metrics.attempt(outcome, fw.profile_name, self._now() - started)
-        await self._handle_failure(fw, m.qpi, failure)
+    def _member_failure(
+        self, m: _Member, verdict: Status, message: str, plugins: set[str]
+    ) -> Failure:
+        own = m.failure
+        if own is not None and own.fit_error is not None:
+            own.fit_error.unschedulable_plugins |= plugins
+            return own
+        if verdict.code is Code.ERROR:
+            return Failure(verdict, clear_nomination=True)
+        fit = FitError(
+            num_all_nodes=len(self.state.snapshot),
+            statuses=NodeToStatus(Status(Code.UNSCHEDULABLE, (message,))),
+            unschedulable_plugins=set(plugins),
+        )
+        code = verdict.code if verdict.is_rejected else Code.UNSCHEDULABLE
+        return Failure(Status(code, (message,)), fit_error=fit, clear_nomination=True)
+
+    async def _fail_member(self, fw: Framework, m: _Member, failure: Failure) -> None:
+        outcome = "unschedulable" if failure.status.is_rejected else "error"
+        self.observer.outcome(outcome, fw.profile_name, m.attempt)
+        await self.failures.handle(fw, m.qpi, failure)
 
 
 def _decision(

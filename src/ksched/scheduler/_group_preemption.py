@@ -20,18 +20,20 @@ that still does not fit. ksched plans first and evicts last (docs/gang-schedulin
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Awaitable, Sequence
+from typing import Any, Protocol, runtime_checkable
 
 import attrs
 
 from ..api import Pod
-from ..framework import CycleState, PodGroup, PodGroupPlugin, PodInfo
+from ..framework import CycleState, NodeToStatus, PodGroup, PodGroupPlugin, PodInfo, Status
 from ..framework.runtime import Framework
-from ._base import SchedulerBase
+from ._algorithm import SchedulingAlgorithm
 from ._diagnosis import FitError
+from ._observer import Observer
+from ._state import SchedulerState
 
-__all__ = ["GroupPlan", "GroupPreemption"]
+__all__ = ["GroupPlan", "GroupPreemption", "GroupPreemptor", "place_in_snapshot"]
 
 
 @attrs.define(eq=False)
@@ -49,43 +51,82 @@ class GroupPlan:
         }
 
 
-def _preemption_plugin(fw: Framework) -> Any:
-    """The profile's DefaultPreemption (any PostFilter with its dry-run interface)."""
+@runtime_checkable
+class GroupPreemptor(Protocol):
+    """A PostFilter plugin whose dry run the gang's plan can use (DefaultPreemption)."""
+
+    def pod_eligible_to_preempt_others(
+        self, pod: Pod, nominated_node_status: Status | None
+    ) -> tuple[bool, str]: ...
+
+    def find_candidates(
+        self, state: CycleState, all_nodes: Sequence[Any], pod: Pod, statuses: NodeToStatus
+    ) -> Awaitable[tuple[Sequence[Any], Any, Any]]: ...
+
+    def select_candidate(self, candidates: Sequence[Any]) -> Any: ...
+
+    def prepare_victims(
+        self, node_name: str, victims: Sequence[Pod], pod: Pod
+    ) -> Awaitable[Status]: ...
+
+
+def _preemptor(fw: Framework) -> GroupPreemptor | None:
+    """The profile's PostFilter plugin that can plan preemption for a gang, if any."""
     for name in fw.points.get("postFilter", ()):
         plugin = fw.plugins[name]
-        if all(
-            callable(getattr(plugin, attr, None))
-            for attr in ("find_candidates", "select_candidate", "prepare_candidate")
-        ):
+        if isinstance(plugin, GroupPreemptor):
             return plugin
     return None
 
 
-class GroupPreemption(SchedulerBase):
+def place_in_snapshot(
+    state: SchedulerState, pod: Pod, node: str, victims: Sequence[Pod] = ()
+) -> Pod:
+    """Put ``pod`` on ``node`` in the cycle's snapshot only (``victims`` taken off it
+    first); the pod as placed. The next refresh from the cache undoes it."""
+    info = state.snapshot.get(node)
+    assert info is not None
+    changed = info.clone()
+    for victim in victims:
+        changed.remove_pod(victim)
+    assumed = attrs.evolve(pod, spec=attrs.evolve(pod.spec, node_name=node))
+    changed.add_pod(PodInfo.of(assumed))
+    state.snapshot.overlay(changed)
+    return assumed
+
+
+class GroupPreemption:
     """Plans and carries out preemption for a gang that does not fit."""
 
+    def __init__(
+        self, state: SchedulerState, observer: Observer, algorithm: SchedulingAlgorithm
+    ) -> None:
+        self.state = state
+        self.observer = observer
+        self.algorithm = algorithm
+
     async def preempt_for_group(
-        self, fw: Framework, plugin: PodGroupPlugin, group: PodGroup, members: Sequence[Any]
+        self, fw: Framework, plugin: PodGroupPlugin, group: PodGroup, members: Sequence[Pod]
     ) -> GroupPlan | None:
         """Evict for the gang only if the plan places minCount members; the plan."""
-        preemption = _preemption_plugin(fw)
-        if preemption is None:
+        preemptor = _preemptor(fw)
+        if preemptor is None:
             return None
+        st = self.state
         needed = group.min_count - plugin.scheduled_count(group)
-        self.cache.update_snapshot(self.snapshot)
+        st.cache.update_snapshot(st.snapshot)
         plan = GroupPlan()
         placed = 0
-        batching, self.opportunistic_batching = self.opportunistic_batching, False
+        batching, st.opportunistic_batching = st.opportunistic_batching, False
         try:
-            for m in members:
+            for pod in members:
                 if placed >= needed:
                     break
-                node = await self._plan_member(fw, preemption, m.qpi.pod, plan)
-                if node is not None:
+                if await self._plan_member(fw, preemptor, pod, plan) is not None:
                     placed += 1
         finally:
-            self.opportunistic_batching = batching
-        metrics = self.metrics
+            st.opportunistic_batching = batching
+        metrics = self.observer.metrics
         if placed < needed:
             if metrics is not None:
                 metrics.preemption(0)
@@ -93,26 +134,26 @@ class GroupPreemption(SchedulerBase):
         for node, victims in plan.victims.items():
             if metrics is not None:
                 metrics.preemption(len(victims))
-            candidate = _candidate(node, victims)
-            status = await preemption.prepare_candidate(candidate, plan.preemptors[node])
+            status = await preemptor.prepare_victims(node, victims, plan.preemptors[node])
             if not status.is_success:
                 return None
         return plan
 
     async def _plan_member(
-        self, fw: Framework, preemption: Any, pod: Pod, plan: GroupPlan
+        self, fw: Framework, preemptor: GroupPreemptor, pod: Pod, plan: GroupPlan
     ) -> str | None:
         """Place ``pod`` in the snapshot, preempting if it must; its node or None."""
         state = CycleState()
-        found = await self._schedule_pod(fw, state, pod, None)  # type: ignore[attr-defined]
+        attempt = self.observer.unexplained(fw.profile_name)
+        found = await self.algorithm.schedule_pod(fw, state, pod, attempt)
         if isinstance(found, str):
-            self._place_in_snapshot(pod, found)
+            place_in_snapshot(self.state, pod, found)
             plan.nominations[pod.uid] = found
             return found
         if not isinstance(found, FitError):
             return None
         nominated = pod.status.nominated_node_name
-        eligible, _ = preemption.pod_eligible_to_preempt_others(
+        eligible, _ = preemptor.pod_eligible_to_preempt_others(
             pod, found.statuses.get(nominated or "")
         )
         if not eligible:
@@ -121,35 +162,16 @@ class GroupPreemption(SchedulerBase):
                 plan.nominations[pod.uid] = nominated
                 return nominated
             return None
-        candidates, _, _ = await preemption.find_candidates(
-            state, self.snapshot.list(), pod, found.statuses
+        candidates, _, _ = await preemptor.find_candidates(
+            state, self.state.snapshot.list(), pod, found.statuses
         )
-        best = preemption.select_candidate(candidates)
+        best = preemptor.select_candidate(candidates)
         if best is None or not best.name:
             return None
         victims = tuple(best.victims.pods)
-        self._place_in_snapshot(pod, best.name, victims)
+        place_in_snapshot(self.state, pod, best.name, victims)
         plan.nominations[pod.uid] = best.name
         if victims:
             plan.victims.setdefault(best.name, []).extend(victims)
             plan.preemptors.setdefault(best.name, pod)
         return str(best.name)
-
-    def _place_in_snapshot(self, pod: Pod, node: str, victims: Sequence[Pod] = ()) -> Pod:
-        """Put ``pod`` on ``node`` in the snapshot only (``victims`` taken off it first);
-        the pod as placed. The next refresh from the cache undoes it."""
-        info = self.snapshot.get(node)
-        assert info is not None
-        changed = info.clone()
-        for victim in victims:
-            changed.remove_pod(victim)
-        assumed = attrs.evolve(pod, spec=attrs.evolve(pod.spec, node_name=node))
-        changed.add_pod(PodInfo.of(assumed))
-        self.snapshot.overlay(changed)
-        return assumed
-
-
-def _candidate(node: str, victims: Sequence[Pod]) -> Any:
-    from ..plugins.default_preemption import Candidate, Victims
-
-    return Candidate(node, Victims(tuple(victims)))

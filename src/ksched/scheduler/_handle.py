@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import random
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING
 
 from ..api import Pod
 from ..cluster import ClusterStore
@@ -19,9 +18,8 @@ from ..framework import (
     WaitingPod,
 )
 from ..framework.runtime import Framework, MetricsRecorder
-
-if TYPE_CHECKING:
-    from ._base import SchedulerBase
+from ._observer import Observer
+from ._state import SchedulerState
 
 __all__ = ["FrameworkHandle"]
 
@@ -29,8 +27,9 @@ __all__ = ["FrameworkHandle"]
 class FrameworkHandle:
     """One profile's implementation of :class:`ksched.framework.Handle`."""
 
-    def __init__(self, scheduler: SchedulerBase, profile_name: str) -> None:
-        self._scheduler = scheduler
+    def __init__(self, state: SchedulerState, observer: Observer, profile_name: str) -> None:
+        self._state = state
+        self._observer = observer
         self._profile_name = profile_name
         self._framework: Framework | None = None
 
@@ -54,35 +53,33 @@ class FrameworkHandle:
 
     @property
     def snapshot(self) -> SharedLister:
-        return self._scheduler.snapshot
+        return self._state.snapshot
 
     @property
     def cluster(self) -> ClusterStore:
-        cluster: ClusterStore = self._scheduler.cluster
-        return cluster
+        return self._state.cluster
 
     @property
     def rng(self) -> random.Random:
-        return self._scheduler.rng
+        return self._state.rng
 
     @property
     def parallelism(self) -> int:
-        return self._scheduler.config.parallelism
+        return self._state.config.parallelism
 
     def now(self) -> float:
-        return self._scheduler._now()
+        return self._state.now()
 
     def namespace_labels(self, namespace: str) -> Mapping[str, str] | None:
-        labels: Mapping[str, str] | None = self._scheduler.cluster.namespace_labels(namespace)
-        return labels
+        return self._state.cluster.namespace_labels(namespace)
 
     @property
     def metrics(self) -> MetricsRecorder | None:
-        return self._scheduler.metrics
+        return self._observer.metrics
 
     @property
     def extenders(self) -> Sequence[Extender]:
-        return self._scheduler.extenders
+        return self._state.extenders
 
     def record_event(
         self,
@@ -94,20 +91,20 @@ class FrameworkHandle:
         event_type: str = "Normal",
         action: str = "",
     ) -> None:
-        self._scheduler.record_event(
+        self._observer.record_event(
             regarding, reason, note, related=related, event_type=event_type, action=action
         )
 
     # ---- waiting pods ----------------------------------------------------------------
 
     def get_waiting_pod(self, uid: str) -> WaitingPod | None:
-        return self._scheduler.waiting_pods.get(uid)
+        return self._state.waiting_pods.get(uid)
 
     def iterate_waiting_pods(self) -> Iterable[WaitingPod]:
-        return iter(self._scheduler.waiting_pods)
+        return iter(self._state.waiting_pods)
 
     def reject_waiting_pod(self, uid: str, plugin: str, message: str) -> bool:
-        waiting = self._scheduler.waiting_pods.get(uid)
+        waiting = self._state.waiting_pods.get(uid)
         if waiting is None:
             return False
         waiting.reject(plugin, message)
@@ -116,14 +113,14 @@ class FrameworkHandle:
     # ---- the nominator and the queue --------------------------------------------------
 
     def nominated_pods_for_node(self, node_name: str) -> Sequence[PodInfo]:
-        return self._scheduler.queue.nominated_pods_for_node(node_name)
+        return self._state.queue.nominated_pods_for_node(node_name)
 
     def nominated_node_names(self) -> Collection[str]:
         """The nodes that have pods nominated to them (a live view)."""
-        return self._scheduler.queue.nominated_node_names()
+        return self._state.queue.nominated_node_names()
 
     def activate(self, pods: Iterable[Pod]) -> None:
-        self._scheduler.queue.activate(list(pods))
+        self._state.queue.activate(list(pods))
 
     # ---- the profile -----------------------------------------------------------------
 
@@ -140,7 +137,7 @@ class FrameworkHandle:
     async def run_filter_plugins_with_nominated_pods(
         self, state: CycleState, pod: Pod, node_info: NodeInfo
     ) -> Status:
-        nominated = self._scheduler.queue.nominated_pods_for_node(node_info.name)
+        nominated = self._state.queue.nominated_pods_for_node(node_info.name)
         return await self.framework.run_filter_with_nominated_pods(state, pod, node_info, nominated)
 
     def run_pre_filter_extension_add_pod(

@@ -861,6 +861,11 @@ class DefaultPreemption:
 
     # -- preparation
 
+    async def prepare_victims(self, node_name: str, victims: Sequence[Pod], pod: Pod) -> Status:
+        """:meth:`prepare_candidate` for victims chosen elsewhere (a gang's preemption
+        plan): evict them for ``pod`` on ``node_name``."""
+        return await self.prepare_candidate(Candidate(node_name, Victims(tuple(victims))), pod)
+
     async def prepare_candidate(self, candidate: Candidate, pod: Pod) -> Status:
         """Evict the victims (a victim held at Permit is rejected instead), then clear
         the nominations of lower-priority pods nominated to the node.

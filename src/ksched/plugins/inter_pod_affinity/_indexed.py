@@ -18,15 +18,16 @@ import numpy.typing as npt
 
 from ...api import Pod
 from ...framework import MAX_NODE_SCORE
-from ...framework._pod_index import (
+from ...framework.batch import (
     PREFERRED_AFFINITY,
     PREFERRED_ANTI_AFFINITY,
     REQUIRED_AFFINITY,
     REQUIRED_ANTI_AFFINITY,
+    IntArray,
+    PodIndex,
     Requirement,
     TermGroup,
 )
-from ...framework.batch import IntArray, PodIndex
 from ._filtering import Counts, PreFilterState
 from ._scoring import TopologyScore
 from ._terms import IncomingPod, IncomingTerm

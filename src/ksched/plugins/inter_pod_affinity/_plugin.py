@@ -31,13 +31,16 @@ from ...framework import (
     QueueingHint,
     Status,
 )
-from ...framework._pod_index import (
+from ...framework.batch import (
+    LABELS,
     PREFERRED_AFFINITY,
     PREFERRED_ANTI_AFFINITY,
     REQUIRED_AFFINITY,
     REQUIRED_ANTI_AFFINITY,
+    NodeTable,
+    PodIndex,
+    SignFragment,
 )
-from ...framework.batch import LABELS, NodeTable, PodIndex, SignFragment
 from ._filtering import PRE_FILTER_STATE_KEY, PreFilterState, build_pre_filter_state, filter_node
 from ._indexed import (
     filter_rows,

@@ -25,8 +25,8 @@ from typing import Any
 import attrs
 import numpy as np
 
-from ._interfaces import MAX_NODE_SCORE, MIN_NODE_SCORE
-from ._table import BoolArray, IntArray, NodeTable
+from .._interfaces import MAX_NODE_SCORE, MIN_NODE_SCORE
+from .._table import BoolArray, IntArray, NodeTable
 
 __all__ = ["RowCache"]
 

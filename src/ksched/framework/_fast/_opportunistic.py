@@ -23,10 +23,10 @@ from collections.abc import Awaitable, Callable, Sequence
 
 import attrs
 
-from ..api import Pod
-from ._signature import SCHEDULER_NAME, PodSignature, SignPlugin
-from ._status import Status
-from ._types import NodeInfo
+from ...api import Pod
+from .._signature import SCHEDULER_NAME, PodSignature, SignPlugin
+from .._status import Status
+from .._types import NodeInfo
 
 __all__ = ["MAX_BATCH_AGE", "OpportunisticBatch"]
 

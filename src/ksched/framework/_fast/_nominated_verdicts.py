@@ -30,12 +30,12 @@ from typing import Any, Protocol
 import attrs
 import numpy as np
 
-from ..api import Pod
-from ._capabilities import row_key_function
-from ._cycle_state import CycleState
-from ._status import Code, Status
-from ._table import BoolArray, IntArray, NodeTable
-from ._types import NodeInfo, PodInfo
+from ...api import Pod
+from .._capabilities import row_key_function
+from .._cycle_state import CycleState
+from .._status import Code, Status
+from .._table import BoolArray, IntArray, NodeTable
+from .._types import NodeInfo, PodInfo
 
 __all__ = [
     "NominatedVerdicts",
