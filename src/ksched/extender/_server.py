@@ -123,7 +123,7 @@ class ExtenderServer:
         ``/metrics``."""
         path = request.path.rstrip("/") or "/"
         if path in HEALTH_PATHS and request.method in ("GET", "HEAD"):
-            return self._health.answer(path)
+            return self._health.answer(path, request.headers.get("accept", ""))
         verb = request.path[len(self.url_prefix) :].strip("/")
         if not request.path.startswith(self.url_prefix) or verb not in VERBS:
             self.metrics.served("other", 404, None)
