@@ -113,6 +113,10 @@ class ExtenderServer:
             return None
         return f"a {verb} request has been running for {running:.0f}s"
 
+    def verb_path(self, verb: str) -> str:
+        """The path a verb is served at (``{prefix}/{verb}``)."""
+        return f"{self.url_prefix}/{verb}"
+
     @property
     def scheduler(self) -> Scheduler:
         assert self._scheduler is not None

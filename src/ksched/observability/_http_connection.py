@@ -7,6 +7,7 @@ import contextlib
 import logging
 import ssl
 from collections.abc import Iterator, Mapping
+from http import HTTPStatus
 from typing import Any
 
 import anyio
@@ -123,7 +124,9 @@ class Connection:
         if declared is not None and declared > limit:
             raise _Refusal(_too_large(limit))
         if conn.they_are_waiting_for_100_continue:
-            await self._write(stream, conn.send(h11.InformationalResponse(status_code=100, headers=[])))
+            await self._write(
+                stream, conn.send(h11.InformationalResponse(status_code=100, headers=[]))
+            )
         body = bytearray()
         with anyio.move_on_after(self.limits.body_timeout) as waited:
             while True:
@@ -172,7 +175,10 @@ class Connection:
         if close:
             headers.append(("connection", "close"))
         try:
-            data = conn.send(h11.Response(status_code=response.status, headers=headers)) or b""
+            head = h11.Response(
+                status_code=response.status, headers=headers, reason=_reason(response.status)
+            )
+            data = conn.send(head) or b""
             if not head_only:
                 data += conn.send(h11.Data(data=response.body)) or b""
             data += conn.send(h11.EndOfMessage()) or b""
@@ -235,6 +241,13 @@ def _content_length(head: h11.Request) -> int | None:
         if name == b"content-length":
             return int(value)  # h11 has checked it is a number
     return None
+
+
+def _reason(status: int) -> bytes:
+    try:
+        return HTTPStatus(status).phrase.encode()
+    except ValueError:
+        return b""
 
 
 def _too_large(limit: int) -> Response:

@@ -15,7 +15,7 @@ import functools
 import json
 import logging
 import ssl
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 import anyio.abc
@@ -36,6 +36,10 @@ from ._tls import ServingCertificate, server_context
 __all__ = ["Serving", "ServingOptions"]
 
 log = logging.getLogger("ksched.http")
+
+
+class _Reviewer(TokenReviewer, AccessReviewer, Protocol):
+    """Both reviews (``ksched.kube``'s DelegatedAuth)."""
 
 
 @attrs.frozen(kw_only=True)
@@ -111,6 +115,13 @@ class Serving:
         )
         return cls(tls, Authenticator(tokens), authorizer, options.limits, certificate)
 
+    def delegate(self, reviewer: _Reviewer) -> None:
+        """Check Bearer tokens and requests through ``reviewer`` from now on (for a
+        caller that builds the serving before its API client)."""
+        self.authenticator.tokens = reviewer
+        if self.authorizer is not None:
+            self.authorizer.reviewer = reviewer
+
     @property
     def scheme(self) -> str:
         """``https`` or ``http``."""
@@ -147,7 +158,7 @@ class Serving:
                 serve_http, handler, host, port, tls=self.tls, limits=self.limits, guard=self.guard
             )
             bound = await tg.start(serve)
-            log.info(
+            log.debug(
                 "serving",
                 extra={"kv": {"address": f"{self.scheme}://{host}:{bound}"}},
             )
