@@ -174,11 +174,16 @@ async def _accept_loop(
             await slots.acquire()
             try:
                 stream = await listener.accept()
-            except OSError as exc:
+            except (OSError, anyio.BrokenResourceError) as exc:
+                # anyio's trio backend raises BrokenResourceError from the OSError
+                error = exc if isinstance(exc, OSError) else exc.__cause__
+                if not isinstance(error, OSError):
+                    slots.release()
+                    raise
                 slots.release()
                 delay = min(max(2 * delay, _ACCEPT_BACKOFF_FIRST), _ACCEPT_BACKOFF_MAX)
-                level = logging.WARNING if exc.errno in _ACCEPT_CAPACITY_ERRNOS else logging.INFO
-                logger.log(level, "accept failed (%s); retrying in %.3fs", exc, delay)
+                level = logging.WARNING if error.errno in _ACCEPT_CAPACITY_ERRNOS else logging.INFO
+                logger.log(level, "accept failed (%s); retrying in %.3fs", error, delay)
                 await anyio.sleep(delay)
                 continue
             except BaseException:

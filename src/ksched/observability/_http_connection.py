@@ -101,6 +101,8 @@ class Connection:
         if waited.cancelled_caught or head is None:
             raise _Gone
         assert isinstance(head, h11.Request)
+        if _head_size(head) > self.limits.max_header_bytes:  # h11 bounds only partial heads
+            raise _Refusal(Response.text("request header fields too large\n", 431))
         request = _request_of(head, subject)
         if self.guard is not None:
             admitted = await self._admit(request)
@@ -234,6 +236,12 @@ def _request_of(head: h11.Request, subject: Mapping[str, tuple[str, ...]] | None
     path, _, query = target.partition("?")
     headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in head.headers}
     return Request(head.method.decode("latin-1"), path, query, headers, client_subject=subject)
+
+
+def _head_size(head: h11.Request) -> int:
+    """The request line and headers as sent (give or take a few bytes)."""
+    size = len(head.method) + len(head.target) + 12
+    return size + sum(len(name) + len(value) + 4 for name, value in head.headers)
 
 
 def _content_length(head: h11.Request) -> int | None:
