@@ -3,6 +3,7 @@ slow and idle clients, connection floods, accept errors (EMFILE), on loopback.""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import resource
@@ -169,10 +170,8 @@ async def test_emfile_on_accept_backs_off_and_the_server_goes_on(
                     fillers.append(os.open("/dev/null", os.O_RDONLY))
             except OSError:
                 pass
-            try:
+            with contextlib.suppress(BlockingIOError):
                 client.connect(("127.0.0.1", port))
-            except BlockingIOError:
-                pass
             client.setblocking(True)
             client.sendall(GET)
             with anyio.fail_after(5):
