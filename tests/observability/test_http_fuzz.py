@@ -34,7 +34,7 @@ LIMITS = Limits(
     write_timeout=0.3,
 )
 EXAMPLES = settings(
-    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 CONFIG = parse_config(
     {
@@ -200,5 +200,5 @@ async def test_slow_clients_and_a_flood_at_once(server: str) -> None:
                 tg.start_soon(slow)
             for _ in range(4):
                 tg.start_soon(idle)
-            for _ in range(40):
+            for _ in range(24):
                 tg.start_soon(flood)

@@ -24,6 +24,7 @@ __all__ = ["Connection"]
 logger = logging.getLogger("ksched.http")
 
 _READ_CHUNK = 65536
+_DRAIN_BYTES, _DRAIN_SECONDS = 256 * 1024, 1.0
 _CLOSED = (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError, OSError)
 
 
@@ -72,6 +73,7 @@ class Connection:
             except _Refusal as refusal:
                 with _quietly():
                     await self._send(stream, conn, refusal.response, close=True)
+                    await _drain(stream)
                 return
             if not keep:
                 return
@@ -222,6 +224,19 @@ async def _next_event(stream: anyio.abc.ByteStream, conn: h11.Connection) -> obj
         if isinstance(event, h11.ConnectionClosed) or event is h11.PAUSED:
             return None
         return event
+
+
+async def _drain(stream: anyio.abc.ByteStream) -> None:
+    """Read (and drop) what the client still sends, a little while: closing a socket with
+    unread data resets it, and the client would lose the answer (Go's net/http reads up
+    to 256 KiB of an unread body the same way before it closes)."""
+    left = _DRAIN_BYTES
+    with anyio.move_on_after(_DRAIN_SECONDS):
+        while left > 0:
+            try:
+                left -= len(await stream.receive(_READ_CHUNK))
+            except _CLOSED:
+                return
 
 
 @contextlib.contextmanager
