@@ -32,7 +32,9 @@ class Reviews:
         return TokenReview(ok, SCHEDULER if ok else None)
 
     async def review_access(self, user: UserInfo, verb: str, path: str) -> AccessReview:
-        return AccessReview(user.name == SCHEDULER.name and (verb, path) == ("post", "/ksched/bind"))
+        return AccessReview(
+            user.name == SCHEDULER.name and (verb, path) == ("post", "/ksched/bind")
+        )
 
 
 @asynccontextmanager
