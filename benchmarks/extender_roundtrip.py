@@ -2,9 +2,11 @@
 (filter; preempt with 16 candidate nodes of 4 victims each), and pods per second of a
 scheduler calling 0, 1 or 2 extenders (filter and prioritize).
 
-Both ends run in this process on loopback (asyncio), each request a real HTTP exchange.
+Both ends run in this process on loopback (asyncio), each request a real HTTP exchange;
+``--tls`` serves HTTPS with a certificate made at start (the default of ``ksched extender
+serve``), the client trusting it.
 
-    python benchmarks/extender_roundtrip.py --nodes 500 --pods 300
+    python benchmarks/extender_roundtrip.py --nodes 500 --pods 300 [--tls]
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import ssl
 import time
 from pathlib import Path
 from typing import Any
@@ -23,8 +26,9 @@ from ksched import InMemoryCluster, Scheduler
 from ksched.config import ExtenderConfig, parse_config
 from ksched.extender import ExtenderClient, pod_json
 from ksched.extender._server import ExtenderServer
+from ksched.extender.serving import EXTENDER_LIMITS
 from ksched.framework import NodeInfo
-from ksched.observability import serve_http
+from ksched.observability import Serving, ServingOptions, serve_http
 from ksched.testing import make_node, make_pod
 
 HERE = Path(__file__).resolve().parent
@@ -59,15 +63,26 @@ class _Lister:
         return self.infos.get(name)
 
 
-async def measure(nodes: int, pods: int, calls: int) -> dict[str, Any]:
+async def measure(nodes: int, pods: int, calls: int, tls: bool = False) -> dict[str, Any]:
     node_objs = [make_node(f"n{i}").capacity(cpu="32", memory="64Gi", pods=200).obj()
                  for i in range(nodes)]  # fmt: skip
     server = ExtenderServer(SERVED, "/x")
     out: dict[str, Any] = {}
     async with anyio.create_task_group() as tg:
-        port = await tg.start(serve_http, server.handle, "127.0.0.1", 0)
-        url = f"http://127.0.0.1:{port}/x"
-        async with httpx.AsyncClient() as http:
+        verify: Any = True
+        if tls:
+            serving = Serving.build(ServingOptions(limits=EXTENDER_LIMITS), "127.0.0.1")
+            assert serving.certificate is not None
+            verify = ssl.create_default_context(cadata=serving.certificate.ca_pem.decode())
+            port = await tg.start(serving.serve, server.handle, "127.0.0.1", 0)
+        else:
+            port = await tg.start(
+                lambda task_status: serve_http(
+                    server.handle, "127.0.0.1", 0, limits=EXTENDER_LIMITS, task_status=task_status
+                )
+            )
+        url = f"{'https' if tls else 'http'}://127.0.0.1:{port}/x"
+        async with httpx.AsyncClient(verify=verify) as http:
             for cache in (False, True):
                 client = ExtenderClient(
                     ExtenderConfig(url_prefix=url, filter_verb="filter",
@@ -109,7 +124,8 @@ async def measure(nodes: int, pods: int, calls: int) -> dict[str, Any]:
         for count in (0, 1, 2):
             extenders = [
                 {"urlPrefix": url, "filterVerb": "filter", "prioritizeVerb": "prioritize",
-                 "weight": 1, "nodeCacheCapable": True}
+                 "weight": 1, "nodeCacheCapable": True,
+                 **({"tlsConfig": {"insecure": True}} if tls else {})}
             ] * count  # fmt: skip
             cluster = InMemoryCluster()
             for node in node_objs:
@@ -132,10 +148,11 @@ def main() -> None:
     parser.add_argument("--nodes", type=int, default=500)
     parser.add_argument("--pods", type=int, default=300)
     parser.add_argument("--calls", type=int, default=200)
+    parser.add_argument("--tls", action="store_true", help="serve HTTPS")
     parser.add_argument("--out", type=Path, default=HERE / "results" / "extender.json")
     args = parser.parse_args()
-    result = anyio.run(measure, args.nodes, args.pods, args.calls)
-    result.update(nodes=args.nodes, pods=args.pods, python=platform.python_version())
+    result = anyio.run(measure, args.nodes, args.pods, args.calls, args.tls)
+    result.update(nodes=args.nodes, pods=args.pods, tls=args.tls, python=platform.python_version())
     print(json.dumps(result, indent=2))
     args.out.write_text(json.dumps(result, indent=2) + "\n")
 

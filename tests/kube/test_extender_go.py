@@ -4,6 +4,7 @@ that node, and the extender's prioritize answers are read. # pkg/scheduler/exten
 
 from __future__ import annotations
 
+import base64
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -13,8 +14,9 @@ import pytest
 
 from ksched.config import parse_config
 from ksched.extender._server import ExtenderServer
+from ksched.extender.serving import extender_serving
 from ksched.framework import Code, CycleState, NodeInfo, Status
-from ksched.observability import Request, Response, serve_http
+from ksched.observability import Request, Response, ServingOptions
 
 from ._plane import ControlPlane, assets_dir, free_port
 from .conftest import Api, unique
@@ -39,14 +41,15 @@ class OnlyLabelled:
         return Status(Code.UNSCHEDULABLE, ("node(s) not labelled extender-ok=yes",))
 
 
-def _go_config(path: Path, kubeconfig: Path, port: int) -> Path:
+def _go_config(path: Path, kubeconfig: Path, port: int, ca_pem: bytes) -> Path:
     path.write_text(
         f"""apiVersion: kubescheduler.config.k8s.io/v1beta3
 kind: KubeSchedulerConfiguration
 leaderElection: {{leaderElect: false}}
 clientConnection: {{kubeconfig: {kubeconfig}, qps: 100, burst: 100}}
 extenders:
-- urlPrefix: http://127.0.0.1:{port}/ksched
+- urlPrefix: https://127.0.0.1:{port}/ksched
+  tlsConfig: {{caData: {base64.b64encode(ca_pem).decode()}}}
   filterVerb: filter
   prioritizeVerb: prioritize
   weight: 1
@@ -97,10 +100,15 @@ async def test_the_go_scheduler_places_the_pod_where_the_extender_allows(
         verbs.append(request.path.rsplit("/", 1)[-1])
         return await server.handle(request)
 
+    # HTTPS with the certificate made at start; the Go scheduler trusts its CA (caData)
+    serving = extender_serving(ServingOptions(), "127.0.0.1", server, credentials=False)
+    assert serving.certificate is not None
     async with anyio.create_task_group() as tg:
-        port = await tg.start(serve_http, handle, "127.0.0.1", 0)
+        port = await tg.start(serving.serve, handle, "127.0.0.1", 0)
         kubeconfig = plane.kubeconfig(tmp_path / "kubeconfig")
-        go_config = _go_config(tmp_path / "scheduler.yaml", kubeconfig, port)
+        go_config = _go_config(
+            tmp_path / "scheduler.yaml", kubeconfig, port, serving.certificate.ca_pem
+        )
         log = open(tmp_path / "kube-scheduler.log", "wb")  # noqa: SIM115  # the process owns it
         proc = subprocess.Popen(
             [

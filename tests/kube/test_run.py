@@ -30,7 +30,7 @@ from ksched.kube import (
     TokenBucket,
 )
 
-from ._plane import ControlPlane
+from ._plane import TOKEN, ControlPlane
 from ._support import bound_count, profile_config, wait_until
 from .conftest import Api, http_client
 
@@ -64,9 +64,12 @@ class Proc:
             stderr=open(self.log, "wb"),  # noqa: SIM115  # the process owns it
         )
 
-    def health(self, path: str) -> tuple[int, str]:
+    def health(self, path: str, *, token: str | None = TOKEN) -> tuple[int, str]:
+        """GET over HTTPS (the port's certificate is made at start: not verified here),
+        as the admin unless ``token`` is None."""
         port = int(self.ready.read_text())
-        r = httpx.get(f"http://127.0.0.1:{port}{path}", timeout=2)
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        r = httpx.get(f"https://127.0.0.1:{port}{path}", headers=headers, timeout=2, verify=False)
         return r.status_code, r.text
 
     def stop(self) -> None:
@@ -163,6 +166,8 @@ def test_standby_takes_over_within_lease_duration(
     _pods(plane, ns, "a", 10)
     _wait(lambda: _bound(plane, ns) == 10, 20, "the leader binds")
     assert leader.health("/readyz") == (200, "ok")
+    assert leader.health("/readyz", token=None) == (200, "ok")  # always allowed
+    assert leader.health("/metrics", token=None)[0] == 403  # anonymous: SubjectAccessReview
     status, text = leader.health("/metrics")  # the leader's Prometheus metrics
     assert status == 200
     assert re.search(

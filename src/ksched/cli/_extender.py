@@ -8,13 +8,20 @@ import sys
 from typing import Any
 
 import anyio
+import attrs
 
 from .._errors import ConfigError
 from ..config import SchedulerConfig, parse_config
-from ..extender.serving import ExtenderServer, serve_extender
+from ..extender.serving import (
+    EXTENDER_LIMITS,
+    ExtenderServer,
+    extender_serving,
+    serve_extender,
+)
 from ..observability import configure_logging, parse_address
 from ._inputs import load_config_file
 from ._options import plugin_option, plugin_registry
+from ._serving import add_serving_flags, parse_size, serving_options
 
 __all__ = ["add_extender_parser"]
 
@@ -26,7 +33,7 @@ def add_extender_parser(sub: Any) -> None:
     serve = ext_sub.add_parser(
         "serve",
         help="serve a profile's Filter, Score and Bind plugins over the extender protocol "
-        "(with /healthz, /livez, /readyz and /metrics on the same address)",
+        "(with /healthz, /livez, /readyz and /metrics on the same address; HTTPS unless --http)",
     )
     serve.add_argument("--listen", default="127.0.0.1:8888", metavar="HOST:PORT")
     serve.add_argument("--url-prefix", default="", metavar="/PREFIX")
@@ -37,6 +44,13 @@ def add_extender_parser(sub: Any) -> None:
         metavar="FILE",
         help="the cluster DefaultBinder binds in when the bind verb is called",
     )
+    serve.add_argument(
+        "--max-request-body",
+        default="32Mi",
+        metavar="SIZE",
+        help="the largest request body accepted, e.g. 32Mi (default; 5000 nodes are ~10Mi)",
+    )
+    add_serving_flags(serve)
     serve.add_argument("-v", "--verbose", action="count", default=0)
     plugin_option(serve)
     serve.set_defaults(run=_serve)
@@ -61,8 +75,11 @@ def _serve(args: argparse.Namespace) -> int:
     else:
         raise ConfigError("extender serve: give --config FILE or --plugin MODULE:FACTORY")
     host, port = parse_address(args.listen, default_port=8888)
+    body = parse_size(args.max_request_body, flag="--max-request-body")
+    options = serving_options(args, attrs.evolve(EXTENDER_LIMITS, max_body_bytes=body))
     server = ExtenderServer(config, args.url_prefix, args.profile, registry)
     configure_logging(args.verbose, "text", sys.stderr)
     kube = load_kubeconfig(args.kubeconfig) if args.kubeconfig else None
-    anyio.run(functools.partial(serve_extender, server, host, port, kube=kube))
+    serving = extender_serving(options, host, server, credentials=kube is not None)
+    anyio.run(functools.partial(serve_extender, server, host, port, kube=kube, serving=serving))
     return 0

@@ -15,6 +15,7 @@ from ..config import SchedulerConfig, load_config
 from ..kube import RunOptions, resolve_kubeconfig, run
 from ..observability._health import parse_address
 from ..observability._logging import configure_logging
+from ._serving import add_serving_flags, serving_options
 
 __all__ = ["add_run_parser"]
 
@@ -34,8 +35,10 @@ def add_run_parser(sub: Any) -> None:
         "--health-address",
         default="127.0.0.1:10259",
         metavar="HOST:PORT",
-        help="where /healthz /livez /readyz and /metrics are served (default 127.0.0.1:10259)",
+        help="where /healthz /livez /readyz and /metrics are served (default 127.0.0.1:10259, "
+        "HTTPS unless --http)",
     )
+    add_serving_flags(run_p)
     run_p.add_argument(
         "-v",
         "--verbose",
@@ -70,7 +73,10 @@ def _command(args: argparse.Namespace) -> int:
     configure_logging(args.verbose, args.log_format, sys.stderr)
     backend = os.environ.get("KSCHED_ASYNC_BACKEND", "asyncio")
     options = RunOptions(
-        health_host=host, health_port=port, ready_file=os.environ.get("KSCHED_READY_FILE")
+        health_host=host,
+        health_port=port,
+        ready_file=os.environ.get("KSCHED_READY_FILE"),
+        serving=serving_options(args),
     )
     code: int = anyio.run(run, config, kube, options, backend=backend)
     return code

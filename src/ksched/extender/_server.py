@@ -113,6 +113,10 @@ class ExtenderServer:
             return None
         return f"a {verb} request has been running for {running:.0f}s"
 
+    def verb_path(self, verb: str) -> str:
+        """The path a verb is served at (``{prefix}/{verb}``)."""
+        return f"{self.url_prefix}/{verb}"
+
     @property
     def scheduler(self) -> Scheduler:
         assert self._scheduler is not None
@@ -123,7 +127,7 @@ class ExtenderServer:
         ``/metrics``."""
         path = request.path.rstrip("/") or "/"
         if path in HEALTH_PATHS and request.method in ("GET", "HEAD"):
-            return self._health.answer(path)
+            return self._health.answer(path, request.headers.get("accept", ""))
         verb = request.path[len(self.url_prefix) :].strip("/")
         if not request.path.startswith(self.url_prefix) or verb not in VERBS:
             self.metrics.served("other", 404, None)

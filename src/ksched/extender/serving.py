@@ -4,8 +4,16 @@ Kept apart from :mod:`ksched.extender` (the client the engine calls) because it 
 Scheduler of its own.
 """
 
+from ._serve import EXTENDER_LIMITS as EXTENDER_LIMITS
+from ._serve import extender_serving as extender_serving
 from ._serve import serve_extender as serve_extender
 from ._server import ExtenderServer as ExtenderServer
 from ._server import ServedCluster as ServedCluster
 
-__all__ = ["ExtenderServer", "ServedCluster", "serve_extender"]
+__all__ = [
+    "EXTENDER_LIMITS",
+    "ExtenderServer",
+    "ServedCluster",
+    "extender_serving",
+    "serve_extender",
+]

@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import signal
 from collections.abc import Callable
@@ -18,10 +19,11 @@ import httpx
 
 from .._errors import ConfigError
 from ..config import SchedulerConfig
-from ..observability import RestClientMetrics, SchedulerMetrics
+from ..observability import RestClientMetrics, SchedulerMetrics, Serving, ServingOptions
 from ..observability._health import HealthServer
 from ..scheduler import Scheduler
 from ._client import KubeClient, TokenBucket
+from ._delegated_auth import DelegatedAuth, review_limiter
 from ._kubeconfig import KubeConfig, in_cluster_config, load_kubeconfig
 from ._leader import LeaderElector, LeadershipLostError
 from ._store import KubeCluster
@@ -44,6 +46,8 @@ class RunOptions:
     """Build the HTTP client (tests interpose a proxy or a recording transport)."""
     ready_file: str | None = None
     """Write the health port here once listening (tests)."""
+    serving: ServingOptions = attrs.field(factory=ServingOptions)
+    """How the health port is served: HTTPS, clients checked through the API server."""
 
 
 def resolve_kubeconfig(flag: str | None, config: SchedulerConfig, master: str | None) -> KubeConfig:
@@ -74,10 +78,12 @@ async def run(config: SchedulerConfig, kube: KubeConfig, options: RunOptions) ->
     stop = anyio.Event()
     state = _LoopState()
     code = 0
+    serving = Serving.build(options.serving, options.health_host)
     async with (
         make_http(kube) as http,
         make_http(kube) as watch_http,
         make_http(kube) as event_http,
+        make_http(kube) as auth_http,
         anyio.create_task_group() as tg,
     ):
         metrics = SchedulerMetrics()
@@ -95,7 +101,13 @@ async def run(config: SchedulerConfig, kube: KubeConfig, options: RunOptions) ->
             ready={"sched-handler-sync": state.sync_check, "scheduling-loop": state.loop_check},
             registry=metrics.registry,
         )
-        health_port = await tg.start(health.serve, options.health_host, options.health_port)
+        # The health port's reviews have their own client and rate limit (as upstream's).
+        serving.delegate(DelegatedAuth(KubeClient(auth_http, review_limiter())))
+        health_port = await tg.start(
+            functools.partial(health.serve, serving=serving),
+            options.health_host,
+            options.health_port,
+        )
         if options.ready_file:
             Path(options.ready_file).write_text(str(health_port))
         tg.start_soon(_watch_signals, stop)
