@@ -20,7 +20,7 @@ import anyio.abc
 import attrs
 
 from ..observability import Authenticator, Limits, RestClientMetrics, Serving, ServingOptions
-from ..observability._http import MiB
+from ..observability._http_messages import MiB
 from ._server import ExtenderServer, ServedCluster
 
 if TYPE_CHECKING:

@@ -18,10 +18,10 @@ from ._events import QueueingHint as QueueingHint
 from ._events import QueueingHintFn as QueueingHintFn
 from ._handle import Extender as Extender
 from ._handle import Handle as Handle
+from ._handle import PluginFactory as PluginFactory
 from ._interfaces import MAX_NODE_SCORE as MAX_NODE_SCORE
 from ._interfaces import MIN_NODE_SCORE as MIN_NODE_SCORE
 from ._interfaces import NodeToStatus as NodeToStatus
-from ._interfaces import PluginFactory as PluginFactory
 from ._interfaces import PostFilterResult as PostFilterResult
 from ._interfaces import PreFilterResult as PreFilterResult
 from ._interfaces import QueuedPodInfo as QueuedPodInfo

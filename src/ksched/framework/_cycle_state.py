@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
-    from ._handle import MetricsRecorder
+    from ._metrics import MetricsRecorder
 
 __all__ = ["POD_GROUP_CYCLE", "CycleState", "StateData"]
 

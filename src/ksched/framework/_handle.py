@@ -21,10 +21,11 @@ from ._types import NodeInfo, PodInfo
 if TYPE_CHECKING:
     from ..cluster import ClusterStore
     from ._interfaces import SharedLister
+    from ._metrics import MetricsRecorder
     from ._protocols import Plugin
     from ._waiting import WaitingPod
 
-__all__ = ["Extender", "Handle", "MetricsRecorder"]
+__all__ = ["Extender", "Handle", "PluginFactory"]
 
 
 class Extender(Protocol):
@@ -53,55 +54,6 @@ class Extender(Protocol):
         nodes: SharedLister,
     ) -> dict[str, tuple[list[Pod], int]]:
         """The candidates it keeps: node -> (victims, PDB violations); raises on failure."""
-
-
-class MetricsRecorder(Protocol):
-    """What the engine records into (``ksched.observability.SchedulerMetrics``)."""
-
-    def watch(self, read_state: Callable[[], Mapping[str, Any]]) -> None:
-        """Read the state gauges through ``read_state`` when collected."""
-
-    def attempt(self, result: str, profile: str, seconds: float) -> None:
-        """An attempt ended: ``scheduled``, ``unschedulable`` or ``error``."""
-
-    def algorithm(self, seconds: float) -> None:
-        """How long finding a node took (schedulePod)."""
-
-    def pod_group_attempt(self, result: str, profile: str, seconds: float) -> None:
-        """A pod-group cycle ended: ``scheduled``, ``unschedulable``,
-        ``waiting_on_preemption`` or ``error``."""
-
-    def pod_group_algorithm(self, seconds: float) -> None:
-        """How long placing a pod group's members took."""
-
-    def scheduled(self, attempts: int, since_first_queued: float) -> None:
-        """A pod was bound after ``attempts`` attempts."""
-
-    def extension_point(self, point: str, status: str, profile: str, seconds: float) -> None:
-        """All of a profile's plugins at one extension point ran."""
-
-    def incoming(self, queue: str, event: str) -> None:
-        """A pod entered a sub-queue because of an event."""
-
-    def preemption(self, victims: int) -> None:
-        """A preemption attempt, with the victims it chose (0: none)."""
-
-    def permit_wait(self, result: str, seconds: float) -> None:
-        """A pod's wait at Permit ended."""
-
-    def sample_plugin_metrics(self) -> bool:
-        """Whether the attempt starting now times each plugin call."""
-
-    def plugin_execution(self, plugin: str, point: str, status: str, seconds: float) -> None:
-        """One plugin call (or one batch call over all nodes) in a sampled attempt."""
-
-    def plugin_evaluations(
-        self, point: str, profile: str, plugins: tuple[str, ...], count: int
-    ) -> None:
-        """Each of ``plugins`` was evaluated ``count`` times at ``point``."""
-
-    def extender_request(self, extender: str, verb: str, result: str, seconds: float) -> None:
-        """A call to an extender ended: ``success``, ``error`` or ``timeout``."""
 
 
 class Handle(Protocol):
@@ -207,3 +159,7 @@ class Handle(Protocol):
         self, state: CycleState, pod: Pod, pod_to_remove: PodInfo, node_info: NodeInfo
     ) -> Status:
         """Tell the PreFilter plugins' extensions that ``pod_to_remove`` left the node."""
+
+
+PluginFactory = Callable[[Any, Handle], "Plugin"]
+"""``factory(args, handle) -> plugin``; args is the plugin's pluginConfig (a dict, or None)."""

@@ -9,8 +9,8 @@ The protocols plugins implement are in ``_protocols`` (the author's) and
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Protocol
 
 import attrs
 import numpy as np
@@ -21,13 +21,10 @@ from ._table import IntArray
 from ._types import NodeInfo, PodInfo
 
 if TYPE_CHECKING:
-    from ._handle import Handle
     from ._pod_index import PodIndex
-    from ._protocols import Plugin
 
 __all__ = [
     "NodeToStatus",
-    "PluginFactory",
     "PostFilterResult",
     "PreFilterResult",
     "QueuedPodInfo",
@@ -227,7 +224,3 @@ class SharedLister(Protocol):
     @property
     def pod_index(self) -> PodIndex | None:
         """The snapshot's pod index (pods by label, per-node counts), if it keeps one."""
-
-
-PluginFactory = Callable[[Any, "Handle"], "Plugin"]
-"""``factory(args, handle) -> plugin``; args is the plugin's pluginConfig (a dict, or None)."""

@@ -18,7 +18,7 @@ from ._calls import PluginCall
 from ._status import Code, Status
 
 if TYPE_CHECKING:
-    from ._handle import MetricsRecorder
+    from ._metrics import MetricsRecorder
 
 __all__ = [
     "BIND",

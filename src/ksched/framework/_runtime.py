@@ -35,8 +35,8 @@ from ._cycle_state import CycleState
 from ._events import ClusterEventWithHint
 from ._fast import FastPaths
 from ._fast._opportunistic import OpportunisticBatch
-from ._handle import MetricsRecorder
 from ._interfaces import NodeToStatus, PostFilterResult, PreFilterResult, QueuedPodInfo
+from ._metrics import MetricsRecorder
 from ._parallel import run_chunked
 from ._plugin_metrics import (
     BIND,
@@ -135,7 +135,7 @@ class Framework:
         """The enabled plugins at an extension point, in the order they run."""
         return [(name, self.plugins[name]) for name in self.points.get(point, ())]
 
-    def _calls(self, state: CycleState, point: str, calls: list[PluginCall]) -> list[PluginCall]:
+    def calls_for(self, state: CycleState, point: str, calls: list[PluginCall]) -> list[PluginCall]:
         """``calls``, timed when the attempt is sampled for plugin metrics."""
         recorder = state.metrics
         if state.record_plugin_metrics and recorder is not None:
@@ -214,7 +214,7 @@ class Framework:
         skipped: set[str] = set()
         narrowed_by: list[str] = []
         try:
-            for call in self._calls(state, PRE_FILTER, self.set.pre_filter):
+            for call in self.calls_for(state, PRE_FILTER, self.set.pre_filter):
                 try:
                     out = call.fn(state, pod, nodes)
                     if call.is_async:
@@ -301,14 +301,16 @@ class Framework:
 
         Only valid when no Filter plugin is async (``filters_async`` is False).
         """
-        return run_filters_sync(self._calls(state, FILTER, self.set.filter), state, pod, node_info)
+        return run_filters_sync(
+            self.calls_for(state, FILTER, self.set.filter), state, pod, node_info
+        )
 
     async def run_filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
         """Filter plugins on one node; the first failure decides. # RunFilterPlugins"""
         if not self.filters_async:
             return self.run_filter_sync(state, pod, node_info)
         skip = state.skip_filter_plugins
-        for call in self._calls(state, FILTER, self.set.filter):
+        for call in self.calls_for(state, FILTER, self.set.filter):
             if call.plugin in skip:
                 continue
             try:
@@ -475,7 +477,7 @@ class Framework:
         feasible = []
         statuses = NodeToStatus()
         rejecting: set[str] = set()
-        calls = self._calls(state, FILTER, self.set.filter)
+        calls = self.calls_for(state, FILTER, self.set.filter)
         error: Status | None = None
         for i in range(n):
             info = nodes[(start + i) % n]
@@ -543,7 +545,7 @@ class Framework:
         self, state: CycleState, pod: Pod, statuses: NodeToStatus
     ) -> tuple[PostFilterResult | None, Status]:
         """PostFilter in order until one succeeds (or errors). # RunPostFilterPlugins"""
-        calls = self._calls(state, POST_FILTER, self.set.post_filter)
+        calls = self.calls_for(state, POST_FILTER, self.set.post_filter)
         sampled = state.record_plugin_metrics
         # The Filter and AddPod/RemovePod calls a PostFilter makes (preemption's dry runs)
         # are part of its observation, not timed one by one: docs/metrics.md.
@@ -577,7 +579,7 @@ class Framework:
         evaluated: list[str] = []
         skipped: set[str] = set()
         try:
-            for call in self._calls(state, PRE_SCORE, self.set.pre_score):
+            for call in self.calls_for(state, PRE_SCORE, self.set.pre_score):
                 try:
                     result = call.fn(state, pod, nodes)
                     if call.is_async:
@@ -672,7 +674,7 @@ class Framework:
 
     async def run_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status:
         """Reserve plugins in order; the first failure stops. # RunReservePluginsReserve"""
-        for call in self._calls(state, RESERVE, self.set.reserve):
+        for call in self.calls_for(state, RESERVE, self.set.reserve):
             try:
                 result = call.fn(state, pod, node_name)
                 if call.is_async:
@@ -687,7 +689,7 @@ class Framework:
     async def run_unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
         """Unreserve on every Reserve plugin in reverse order; faults are contained."""
         with anyio.CancelScope(shield=True):
-            for call in reversed(self._calls(state, UNRESERVE, self.set.unreserve)):
+            for call in reversed(self.calls_for(state, UNRESERVE, self.set.unreserve)):
                 with contextlib.suppress(Exception):  # one failing Unreserve must not stop the rest
                     pending = call.fn(state, pod, node_name)
                     if call.is_async:
@@ -703,7 +705,7 @@ class Framework:
         """
         pending: dict[str, float] = {}
         timeouts: dict[str, float] = {}
-        for call in self._calls(state, PERMIT, self.set.permit):
+        for call in self.calls_for(state, PERMIT, self.set.permit):
             try:
                 result = call.fn(state, pod, node_name)
                 if call.is_async:
@@ -732,7 +734,7 @@ class Framework:
 
         Any other answer, or a fault, leaves the plugin's PreBind to run and report."""
         skip: list[str] = []
-        for call in self._calls(state, PRE_BIND_PRE_FLIGHT, self.set.pre_bind_pre_flight):
+        for call in self.calls_for(state, PRE_BIND_PRE_FLIGHT, self.set.pre_bind_pre_flight):
             try:
                 status: Status | None = call.fn(state, pod, node_name)
             except Exception:
@@ -751,7 +753,7 @@ class Framework:
 
     async def run_pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
         """PreBind plugins in order; the first failure stops. # RunPreBindPlugins"""
-        for call in self._calls(state, PRE_BIND, self.set.pre_bind):
+        for call in self.calls_for(state, PRE_BIND, self.set.pre_bind):
             if call.plugin in state.skip_pre_bind_plugins:
                 continue
             try:
@@ -767,7 +769,7 @@ class Framework:
 
     async def run_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
         """The first Bind plugin that does not SKIP decides. # RunBindPlugins"""
-        for call in self._calls(state, BIND, self.set.bind):
+        for call in self.calls_for(state, BIND, self.set.bind):
             try:
                 result = call.fn(state, pod, node_name)
                 if call.is_async:
@@ -782,7 +784,7 @@ class Framework:
 
     async def run_post_bind(self, state: CycleState, pod: Pod, node_name: str) -> None:
         """PostBind plugins in order; informational, faults ignored. # RunPostBindPlugins"""
-        for call in self._calls(state, POST_BIND, self.set.post_bind):
+        for call in self.calls_for(state, POST_BIND, self.set.post_bind):
             with contextlib.suppress(Exception):
                 pending = call.fn(state, pod, node_name)
                 if call.is_async:

@@ -14,8 +14,8 @@ import numpy as np
 from ..api import Pod
 from ._calls import ScorePluginEntry, fault_status, int_scores
 from ._cycle_state import CycleState
-from ._handle import MetricsRecorder
 from ._interfaces import MAX_NODE_SCORE, MIN_NODE_SCORE
+from ._metrics import MetricsRecorder
 from ._plugin_metrics import SCORE_EXTENSION_NORMALIZE, call_timed
 from ._status import Code, Status
 from ._table import IntArray

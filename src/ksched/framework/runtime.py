@@ -17,7 +17,7 @@ from ._events import NODE_DELETE as NODE_DELETE
 from ._events import UNSCHEDULABLE_TIMEOUT as UNSCHEDULABLE_TIMEOUT
 from ._events import UNSCHEDULED_POD_ADD as UNSCHEDULED_POD_ADD
 from ._fast._opportunistic import OpportunisticBatch as OpportunisticBatch
-from ._handle import MetricsRecorder as MetricsRecorder
+from ._metrics import MetricsRecorder as MetricsRecorder
 from ._profile import describe_fast_paths as describe_fast_paths
 from ._runtime import Framework as Framework
 from ._waiting import WaitingPods as WaitingPods

@@ -17,7 +17,7 @@ import h11
 from anyio.streams.tls import TLSAttribute, TLSStream
 
 from ._auth import UserInfo
-from ._http import Guard, Handler, Limits, Request, Response
+from ._http_messages import Guard, Handler, Limits, Request, Response
 
 __all__ = ["Connection"]
 

@@ -21,7 +21,6 @@ The ways through it, fastest first:
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Hashable, Sequence
-from typing import TYPE_CHECKING
 
 import attrs
 import numpy as np
@@ -29,19 +28,18 @@ import numpy as np
 from ...api import Pod
 from .._calls import FilterOutcome, PluginCall, fault_status, is_mask, run_filters_sync
 from .._cycle_state import CycleState
-from .._handle import MetricsRecorder
 from .._interfaces import NodeToStatus
+from .._metrics import MetricsRecorder
 from .._parallel import run_chunked
 from .._plugin_metrics import FILTER, call_timed
 from .._status import SUCCESS, Code, Status
 from .._table import BoolArray, IntArray, NodeRows, NodeTable
 from .._types import NodeInfo, PodInfo
+from ._kept import Kept
 from ._nominated_verdicts import RowVerdicts, Sweep
+from ._reference import ReferencePath
 from ._rejections import batch_rejections, index_in, listed, merge_found
 from ._scan import first_passing_rows
-
-if TYPE_CHECKING:
-    from . import FastPaths
 
 __all__ = ["BatchFilter"]
 
@@ -89,10 +87,10 @@ class _Pass:
 class BatchFilter:
     """A profile's batch Filter passes (see the module docstring)."""
 
-    def __init__(self, paths: FastPaths) -> None:
-        self.paths = paths
-        self.fw = paths.fw
-        self.set = paths.fw.set
+    def __init__(self, fw: ReferencePath, kept: Kept) -> None:
+        self.fw = fw
+        self.set = fw.set
+        self.kept = kept
         self._local_for: dict[frozenset[str], bool] = {}
 
     def _filters_local(self, skip: frozenset[str]) -> bool:
@@ -120,14 +118,14 @@ class BatchFilter:
     ) -> FilterOutcome | None:
         """Filter with batch masks; None when no plugin has a batch form for this pod."""
         recorder = state.metrics if state.record_plugin_metrics else None
-        filters = self.fw._calls(state, FILTER, self.set.filter)
+        filters = self.fw.calls_for(state, FILTER, self.set.filter)
         p = _Pass(state, pod, table, filters, start, limit, nominated_for, nominated_nodes,
                   need_statuses, recorder)  # fmt: skip
         # Verdicts can be kept by row for this pod's key: every Filter reads its own node.
         skip = state.skip_filter_plugins
         if row_key is not None and recorder is None and nodes is table.infos:
             p.key = (row_key, skip) if self._filters_local(skip) else None
-        paths = self.paths
+        paths = self.kept
         keeps_mask = p.key is not None and paths.use_row_cache
         if keeps_mask and not need_statuses and not p.has_nominated:
             fast = self._from_kept_mask(p)
@@ -157,6 +155,24 @@ class BatchFilter:
         infos = NodeRows(table.infos, feasible_rows)
         return FilterOutcome(infos, statuses, p.processed, rejecting, p.error, feasible_rows)
 
+    def with_nominated_sync(
+        self, state: CycleState, pod: Pod, node_info: NodeInfo, nominated: Sequence[PodInfo]
+    ) -> Status:
+        """The two-pass Filter on a node holding nominated pods (all Filters plain
+        ``def``). When every Filter that runs for the pod is node-local, the verdict is
+        kept per node and read back while the node, its nominated pods and what those
+        Filters read of the pod stay the same."""
+        verdicts, fw = self.kept.nominated, self.fw
+        key = verdicts.key(state, pod, self.set.filter_plugins) if self.kept.verdict_cache else None
+        if key is not None:
+            known = verdicts.get(node_info, nominated, pod, key)
+            if known is not None:
+                return known
+        status = fw.run_filter_with_nominated_pods_sync(state, pod, node_info, nominated)
+        if key is not None and status.code is not Code.ERROR:
+            verdicts.put(node_info, nominated, pod, key, status)
+        return status
+
     # ---- the whole-table mask -----------------------------------------------------
 
     def _from_kept_mask(self, p: _Pass) -> FilterOutcome | None:
@@ -168,7 +184,7 @@ class BatchFilter:
             status = run_filters_sync(filters, state, pod, infos[row])
             return None if status.code is Code.ERROR else status.is_success
 
-        kept = self.paths.row_cache.mask(p.key, p.table, judge)
+        kept = self.kept.row_cache.mask(p.key, p.table, judge)
         if kept is None:
             return None
         scanned = first_passing_rows(kept[0], p.start, p.limit, kept[1])
@@ -182,7 +198,7 @@ class BatchFilter:
         def judge_status(row: int) -> Status:
             return run_filters_sync(filters, state, pod, infos[row])
 
-        return self.paths.nominated.row_verdicts(p.key, p.table, judge_status)
+        return self.kept.nominated.row_verdicts(p.key, p.table, judge_status)
 
     def _batch_masks(self, p: _Pass) -> None:
         """Each active Filter's batch mask (ANDed into ``p.mask``), or the plugin goes to
@@ -231,7 +247,7 @@ class BatchFilter:
         assert p.mask is not None
         p.ok = p.mask[p.order]
         if p.has_nominated:
-            special = self.paths.nominated.nominated_rows(table, p.nominated_nodes)[p.order]
+            special = self.kept.nominated.nominated_rows(table, p.nominated_nodes)[p.order]
             p.special = special if special.any() else None
         return True
 
@@ -257,8 +273,8 @@ class BatchFilter:
         verdicts (a sweep), the plugins without a batch form by the per-node chain."""
         p.processed = len(p.order)
         candidates = p.ok if p.special is None else p.ok | p.special
-        if p.special is not None and self.paths.verdict_cache:
-            p.sweep = self.paths.nominated.sweep(
+        if p.special is not None and self.kept.verdict_cache:
+            p.sweep = self.kept.nominated.sweep(
                 p.state, p.pod, self.set.filter_plugins, p.table, p.nominated_nodes
             )
             if p.sweep is not None and not p.per_node and p.sweep.rejects:
@@ -290,9 +306,7 @@ class BatchFilter:
         swept = p.sweep.get(info.name) if p.sweep is not None else None
         if swept is not None:
             return swept
-        status = self.paths.filter_with_nominated_sync(
-            p.state, p.pod, info, p.nominated_for(info.name)
-        )
+        status = self.with_nominated_sync(p.state, p.pod, info, p.nominated_for(info.name))
         return p.sweep.keep(info.name, status) if p.sweep is not None else status
 
     async def _examine_fanned(self, p: _Pass) -> None:
@@ -341,7 +355,7 @@ class BatchFilter:
             rejected = rejected[~p.special[rejected]]
         if p.per_node:
             return await self._rejections_per_node(p, rejected)
-        if p.kept_rows is None and p.key is not None and self.paths.verdict_cache:
+        if p.kept_rows is None and p.key is not None and self.kept.verdict_cache:
             p.kept_rows = self._keep_row_verdicts(p)
         if p.decided is not None:
             p.decided = p.decided[p.decided < p.processed]
@@ -410,7 +424,7 @@ class BatchFilter:
             return None
         by_row = np.full(len(table), -1, dtype=np.int64)
         by_row[rejected] = which
-        return self.paths.nominated.keep_row_verdicts(p.key, table, by_row, distinct)
+        return self.kept.nominated.keep_row_verdicts(p.key, table, by_row, distinct)
 
 
 def _feasible_rows(table: NodeTable, processed: int, feasible_rows: IntArray) -> FilterOutcome:

@@ -14,7 +14,7 @@ import numpy as np
 from ...api import Pod
 from .._calls import PluginCall, fault_status
 from .._cycle_state import CycleState
-from .._handle import MetricsRecorder
+from .._metrics import MetricsRecorder
 from .._plugin_metrics import FILTER, call_timed
 from .._protocols import Plugin
 from .._status import Code, Status

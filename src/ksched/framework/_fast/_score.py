@@ -21,23 +21,21 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 from functools import partial
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ...api import Pod
 from .._calls import ScoreOutcome, ScorePluginEntry, UniformScore, fault_status, is_scores
 from .._cycle_state import CycleState
-from .._handle import MetricsRecorder
 from .._interfaces import MAX_NODE_SCORE, MIN_NODE_SCORE
+from .._metrics import MetricsRecorder
 from .._plugin_metrics import SCORE, call_timed
 from .._score_steps import checked_scores, in_range, normalized
 from .._status import Status
 from .._table import IntArray, NodeTable
 from .._types import NodeInfo
-
-if TYPE_CHECKING:
-    from . import FastPaths
+from ._kept import Kept
+from ._reference import ReferencePath
 
 __all__ = ["BatchScore"]
 
@@ -59,10 +57,10 @@ def _uniform_score(
 class BatchScore:
     """A profile's Score over the NodeTable (see the module docstring)."""
 
-    def __init__(self, paths: FastPaths) -> None:
-        self.paths = paths
-        self.fw = paths.fw
-        self.set = paths.fw.set
+    def __init__(self, fw: ReferencePath, kept: Kept) -> None:
+        self.fw = fw
+        self.set = fw.set
+        self.kept = kept
         self._summed_for: dict[
             frozenset[str], tuple[tuple[ScorePluginEntry, ...], frozenset[str]]
         ] = {}
@@ -84,7 +82,7 @@ class BatchScore:
         recorder = state.metrics if state.record_plugin_metrics else None
         kept_key = (
             (row_key, skip)
-            if row_key is not None and recorder is None and self.paths.use_row_cache
+            if row_key is not None and recorder is None and self.kept.use_row_cache
             else None
         )
         total: IntArray | None = None
@@ -195,7 +193,7 @@ class BatchScore:
             return int(score(state, pod, infos[row]))
 
         try:
-            return self.paths.row_cache.scores(
+            return self.kept.row_cache.scores(
                 key, sp.name, table, rows, partial(sp.batch, state, pod, table), score_row
             )
         except Exception:
@@ -261,6 +259,6 @@ class BatchScore:
         high = MAX_NODE_SCORE * sum(sp.weight for sp in summed)
         names = tuple(sp.name for sp in summed)
         try:
-            return self.paths.row_cache.scores(key, names, table, rows, score_rows, score_row, high)
+            return self.kept.row_cache.scores(key, names, table, rows, score_rows, score_row, high)
         except Exception:
             return None
