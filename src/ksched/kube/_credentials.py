@@ -102,16 +102,17 @@ class TokenFileCredentials(Credentials):
     static = False
     path: Path
     _header: str | None = attrs.field(default=None, repr=False, alias="token")
+    clock: Callable[[], float] = time.monotonic
     _read_at: float = attrs.field(default=float("-inf"), init=False)
     _lock: anyio.Lock | None = attrs.field(default=None, init=False)
 
     def __attrs_post_init__(self) -> None:
         if self._header is not None:  # an initial token, read when the config was loaded
             self._header = f"Bearer {self._header}"
-            self._read_at = time.monotonic()
+            self._read_at = self.clock()
 
     def cached(self) -> str | None:
-        if time.monotonic() < self._read_at + TOKEN_FILE_PERIOD - TOKEN_FILE_LEEWAY:
+        if self.clock() < self._read_at + TOKEN_FILE_PERIOD - TOKEN_FILE_LEEWAY:
             return self._header
         return None
 
@@ -127,7 +128,7 @@ class TokenFileCredentials(Credentials):
                 if not token:
                     raise CredentialError(f"read empty token from file {str(self.path)!r}")
             except (OSError, UnicodeError, CredentialError) as exc:
-                if self._header is not None and time.monotonic() < self._read_at + 60.0:
+                if self._header is not None and self.clock() < self._read_at + TOKEN_FILE_PERIOD:
                     log.error("Unable to rotate token: %s", exc)
                     return self._header
                 if isinstance(exc, CredentialError):
@@ -135,7 +136,7 @@ class TokenFileCredentials(Credentials):
                 raise CredentialError(
                     f"failed to read token file {str(self.path)!r}: {exc}"
                 ) from exc
-            self._header, self._read_at = f"Bearer {token}", time.monotonic()
+            self._header, self._read_at = f"Bearer {token}", self.clock()
             return self._header
 
     def invalidate(self, sent: str | None) -> bool:
@@ -153,6 +154,8 @@ class ExecCredentials(Credentials):
     config: ExecConfig
     cluster: Mapping[str, Any] | None = None
     """``spec.cluster`` for a plugin that asks for it (``provideClusterInfo``)."""
+    clock: Callable[[], float] = time.time
+    """Wall-clock seconds (expirationTimestamp is a wall-clock time)."""
     runs: int = attrs.field(default=0, init=False)
     """How often the plugin ran (for logs and tests)."""
     _held: ExecCredential | None = attrs.field(default=None, init=False, repr=False)
@@ -164,7 +167,7 @@ class ExecCredentials(Credentials):
 
     def _fresh(self) -> bool:
         held = self._held
-        return held is not None and (held.expires is None or time.time() < held.expires)
+        return held is not None and (held.expires is None or self.clock() < held.expires)
 
     def cached(self) -> str | None:
         return self._header if self._header is not None and self._fresh() else None

@@ -65,15 +65,20 @@ class _NamedContext(ssl.SSLContext):
 
     server_name: str
 
-    def wrap_bio(self, *args: Any, **kwargs: Any) -> ssl.SSLObject:
-        kwargs["server_hostname"] = self.server_name
-        if len(args) > 3:
-            args = (*args[:3], self.server_name, *args[4:])
-        return super().wrap_bio(*args, **kwargs)
+    def wrap_bio(
+        self,
+        incoming: ssl.MemoryBIO,
+        outgoing: ssl.MemoryBIO,
+        server_side: bool = False,
+        server_hostname: str | bytes | None = None,
+        session: ssl.SSLSession | None = None,
+    ) -> ssl.SSLObject:
+        return super().wrap_bio(incoming, outgoing, server_side, self.server_name, session)
 
     def wrap_socket(self, *args: Any, **kwargs: Any) -> ssl.SSLSocket:
         kwargs["server_hostname"] = self.server_name
-        return super().wrap_socket(*args, **kwargs)
+        sock, rest = args[0], args[1:4]  # server_side, do_handshake_on_connect, suppress_...
+        return super().wrap_socket(sock, *rest, **kwargs)
 
 
 def _no_credentials(config: KubeConfig) -> Credentials:

@@ -58,7 +58,13 @@ class Entry:
         value = self.text(field)
         if not value:
             return None
-        return str(Path(os.path.abspath(self.file.parent)) / value)
+        path = os.path.normpath(os.path.join(os.path.abspath(self.file.parent), value))
+        try:
+            with open(path, "rb"):
+                pass
+        except OSError as exc:
+            raise self.fail(f"{field}: unable to read {path}: {exc.strerror or exc}") from exc
+        return path
 
     def extensions(self) -> dict[str, Any]:
         raw = self.data.get("extensions") or []
@@ -181,7 +187,7 @@ def exec_config(user: Entry) -> ExecConfig:
             "(use Never or IfAvailable)"
         )
     if "/" in command:  # a PATH command stays as written
-        command = str(Path(os.path.abspath(user.file.parent)) / command)
+        command = os.path.normpath(os.path.join(os.path.abspath(user.file.parent), command))
     return ExecConfig(
         command=command,
         api_version=version,
