@@ -289,7 +289,9 @@ def quantity_value(resource: str, text: str | int | float) -> int:
     Rounded away from zero and saturated at the int64 bounds, as ``MilliValue()`` and
     ``Value()`` count.
     """
-    if isinstance(text, str) and len(text) > _CACHED_TEXT:
-        quantity = _parse_text(text)
+    if not isinstance(text, str | int | float) or (
+        isinstance(text, str) and len(text) > _CACHED_TEXT
+    ):
+        quantity = parse_quantity(text)  # a long text (not kept in the cache), or invalid
         return quantity.milli_value() if resource == "cpu" else quantity.value()
     return _short_value(resource, text)

@@ -37,6 +37,7 @@ def add_extender_parser(sub: Any) -> None:
         metavar="FILE",
         help="the cluster DefaultBinder binds in when the bind verb is called",
     )
+    serve.add_argument("--context", metavar="NAME", help="the --kubeconfig context to use")
     serve.add_argument("-v", "--verbose", action="count", default=0)
     plugin_option(serve)
     serve.set_defaults(run=_serve)
@@ -63,6 +64,6 @@ def _serve(args: argparse.Namespace) -> int:
     host, port = parse_address(args.listen, default_port=8888)
     server = ExtenderServer(config, args.url_prefix, args.profile, registry)
     configure_logging(args.verbose, "text", sys.stderr)
-    kube = load_kubeconfig(args.kubeconfig) if args.kubeconfig else None
+    kube = load_kubeconfig(args.kubeconfig, context=args.context) if args.kubeconfig else None
     anyio.run(functools.partial(serve_extender, server, host, port, kube=kube))
     return 0

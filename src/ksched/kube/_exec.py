@@ -55,7 +55,7 @@ class ExecConfig:
     command: str
     api_version: str
     args: tuple[str, ...] = ()
-    env: tuple[tuple[str, str], ...] = ()
+    env: tuple[tuple[str, str], ...] = attrs.field(default=(), repr=False)  # may hold secrets
     install_hint: str = ""
     provide_cluster_info: bool = False
     interactive_mode: str = "IfAvailable"
