@@ -343,3 +343,40 @@ def test_a_plugin_kubeconfig_with_a_bad_ca_fails_at_load(tmp_path: Path) -> None
     with pytest.raises(ConfigError, match="cannot set up TLS"):
         load_kubeconfig(_kubeconfig(tmp_path / "config", cluster, user))
     assert _runs(tmp_path) == []  # the plugin runs at the first request, not at load
+
+
+def test_ksched_run_with_a_missing_plugin_exits_2_with_its_install_hint(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ksched.cli import main
+
+    user = {
+        "exec": {
+            "apiVersion": V1,
+            "command": "ksched-test-no-such-plugin",
+            "interactiveMode": "Never",
+            "installHint": "install it with: pip install the-plugin",
+        }
+    }
+    path = _kubeconfig(tmp_path / "config", {"server": "https://127.0.0.1:1"}, user)
+    assert main(["run", "--kubeconfig", str(path), "--health-address", "127.0.0.1:0"]) == 2
+    err = capsys.readouterr().err
+    assert "exec: executable ksched-test-no-such-plugin not found" in err
+    assert "install it with: pip install the-plugin" in err
+
+
+async def test_a_failing_plugin_fails_requests_as_connection_errors_are_failed(
+    tmp_path: Path,
+) -> None:
+    """client-go: the plugin's error is the request's round-trip error; KubeClient retries
+    it with backoff as any connection error, then raises it."""
+    user = {"exec": {"apiVersion": V1, "command": sys.executable, "interactiveMode": "Never",
+                     "args": ["-c", "raise SystemExit(1)"]}}  # fmt: skip
+    config = load_kubeconfig(
+        _kubeconfig(tmp_path / "config", {"server": "https://127.0.0.1:1"}, user)
+    )
+    async with config.http_client() as http:
+        client = KubeClient(http, TokenBucket(0, 0), max_retries=2, backoff=0.01)
+        with pytest.raises(httpx.TransportError, match="failed with exit code 1") as caught:
+            await client.request("GET", "/api")
+    assert isinstance(caught.value, ExecError)

@@ -72,6 +72,7 @@ def _command(args: argparse.Namespace) -> int:
     host, port = parse_address(args.health_address)
     configure_logging(args.verbose, args.log_format, sys.stderr)
     backend = os.environ.get("KSCHED_ASYNC_BACKEND", "asyncio")
+    kube.credentials.check(backend)  # a credential plugin that fails: exit 2, said why
     options = RunOptions(
         health_host=host, health_port=port, ready_file=os.environ.get("KSCHED_READY_FILE")
     )

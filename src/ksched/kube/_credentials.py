@@ -28,8 +28,7 @@ import anyio
 import attrs
 import httpx
 
-from .._errors import KschedError
-from ._exec import ExecConfig, ExecCredential, run_plugin
+from ._exec import CredentialError, ExecConfig, ExecCredential, run_plugin
 
 __all__ = [
     "CredentialError",
@@ -46,10 +45,6 @@ log = logging.getLogger("ksched.kube")
 
 TOKEN_FILE_PERIOD = 60.0
 TOKEN_FILE_LEEWAY = 10.0
-
-
-class CredentialError(KschedError, RuntimeError):
-    """No credential could be had (an unreadable token file, a failing plugin)."""
 
 
 class Credentials:
@@ -74,6 +69,10 @@ class Credentials:
     def attach(self, context: ssl.SSLContext, on_rotate: Callable[[], None]) -> None:
         """Keep ``context``'s client certificate up to date (plugins that return one);
         ``on_rotate`` closes connections made with the old one."""
+
+    def check(self, backend: str = "asyncio") -> None:
+        """Get a credential once, before the event loop runs: a plugin that cannot run
+        fails the start with its message (CredentialError) instead of every request."""
 
 
 @attrs.define(eq=False)
@@ -208,6 +207,10 @@ class ExecCredentials(Credentials):
     def attach(self, context: ssl.SSLContext, on_rotate: Callable[[], None]) -> None:
         self._contexts[context] = on_rotate
         self._load(context)
+
+    def check(self, backend: str = "asyncio") -> None:
+        anyio.run(self.fetch, backend=backend)
+        self._lock = None  # made by that event loop; the next one makes its own
 
 
 @contextlib.contextmanager

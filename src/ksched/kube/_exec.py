@@ -25,10 +25,18 @@ from typing import Any
 import anyio
 import anyio.abc
 import attrs
+import httpx
 
 from .._errors import KschedError
 
-__all__ = ["API_VERSIONS", "ExecConfig", "ExecCredential", "ExecError", "run_plugin"]
+__all__ = [
+    "API_VERSIONS",
+    "CredentialError",
+    "ExecConfig",
+    "ExecCredential",
+    "ExecError",
+    "run_plugin",
+]
 
 log = logging.getLogger("ksched.kube")
 
@@ -44,7 +52,15 @@ MAX_OUTPUT = 1 << 20
 """Bytes of stdout (and of stderr) read from a plugin; more is an error."""
 
 
-class ExecError(KschedError, RuntimeError):
+class CredentialError(KschedError, httpx.TransportError):
+    """No credential could be had (an unreadable token file, a failing plugin).
+
+    As in client-go, where it is the request's round-trip error, it fails the request
+    like a connection error: retried with backoff, the watch started again.
+    """
+
+
+class ExecError(CredentialError):
     """The credential plugin could not run or gave no usable credential."""
 
 
