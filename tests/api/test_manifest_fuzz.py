@@ -232,3 +232,22 @@ def test_legitimate_flow_style_and_anchors_still_load() -> None:
         ksched.load_manifests(text)
     pods = ksched.load_manifests(text.split("---\n", 1)[1].replace("*base", "{cpu: 100m}"))
     assert [p.name for p in pods] == ["a"]
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda o: o.update(kind=[None]),  # found by the fuzzer: a TypeError in describe()
+        lambda o: o["status"]["allocatable"].update(cpu=[]),  # a TypeError in quantity_value
+        lambda o: o["status"]["capacity"].update(memory={"a": 1}),
+        lambda o: o["metadata"].update(name=["x"] * 10_000),
+    ],
+    ids=["kind-a-list", "quantity-a-list", "quantity-a-map", "name-a-long-list"],
+)
+def test_fuzzer_findings_are_manifest_errors(change: Any) -> None:
+    node = _node()
+    change(node)
+    for strict in (True, False):
+        with pytest.raises(ManifestError) as caught:
+            read_manifest(copy.deepcopy(node), strict=strict)
+        assert len(str(caught.value)) < 2_000  # a message, not the value's whole repr

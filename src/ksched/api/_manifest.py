@@ -586,9 +586,13 @@ def describe(data: Mapping[str, Any]) -> str:
     meta = data.get("metadata")
     if type(meta) is not dict and not isinstance(meta, Mapping):
         meta = {}
-    name = meta.get("name") or "<unnamed>"
+    name, namespace = meta.get("name") or "<unnamed>", meta.get("namespace") or "default"
+    if not isinstance(name, str):  # bounded: the value may be huge
+        name = reprlib.repr(name)
+    if not isinstance(namespace, str):
+        namespace = reprlib.repr(namespace)
     if namespaced:
-        return f"{kind} {meta.get('namespace') or 'default'}/{name}"
+        return f"{kind} {namespace}/{name}"
     return f"{kind} {name}"
 
 
