@@ -380,3 +380,73 @@ async def test_a_failing_plugin_fails_requests_as_connection_errors_are_failed(
         with pytest.raises(httpx.TransportError, match="failed with exit code 1") as caught:
             await client.request("GET", "/api")
     assert isinstance(caught.value, ExecError)
+
+
+def _self_signed(tmp: Path, name: str) -> tuple[Path, Path]:
+    key, cert = tmp / f"{name}.key", tmp / f"{name}.crt"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+         "-subj", f"/CN={name}", "-addext", "subjectAltName=IP:127.0.0.1",
+         "-keyout", str(key), "-out", str(cert)],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    return key, cert
+
+
+async def test_a_plugins_client_certificate_is_presented_and_rotated(tmp_path: Path) -> None:
+    """A plugin may answer with clientCertificateData/clientKeyData: the TLS handshake
+    presents it (a server that requires a client certificate sees its subject), and a
+    new one after expiry closes the connections made with the old one."""
+    import anyio.streams.tls
+
+    server_key, server_cert = _self_signed(tmp_path, "server")
+    clients = [_self_signed(tmp_path, f"client-{i}") for i in range(2)]
+    bundle = tmp_path / "clients.pem"
+    bundle.write_bytes(b"".join(c.read_bytes() for _, c in clients))
+    server = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    server.load_cert_chain(server_cert, server_key)
+    server.verify_mode = ssl.CERT_REQUIRED
+    server.load_verify_locations(bundle)
+    seen: list[str] = []
+
+    async def handle(stream: anyio.streams.tls.TLSStream) -> None:
+        async with stream:
+            peer = stream.extra(anyio.streams.tls.TLSAttribute.peer_certificate)
+            seen.append(dict(x[0] for x in peer["subject"])["commonName"])
+            try:
+                while await stream.receive():  # one response per request, until it goes
+                    await stream.send(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}")
+            except (anyio.EndOfStream, anyio.BrokenResourceError, ssl.SSLError, OSError):
+                pass
+
+    tcp = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0)
+    port = tcp.extra(anyio.abc.SocketAttribute.local_port)
+    listener = anyio.streams.tls.TLSListener(tcp, server, standard_compatible=False)
+    script = tmp_path / "cert_plugin.py"
+    pems = [(c.read_text(), k.read_text()) for k, c in clients]
+    script.write_text(
+        "import json, os, sys, datetime\n"
+        f"pems = {pems!r}\n"
+        "state = sys.argv[1]\n"
+        "n = len(open(state).read()) if os.path.exists(state) else 0\n"
+        "open(state, 'a').write('x')\n"
+        "cert, key = pems[min(n, 1)]\n"
+        "exp = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(seconds=1)\n"
+        "print(json.dumps({'apiVersion': 'client.authentication.k8s.io/v1', 'kind': "
+        "'ExecCredential', 'status': {'clientCertificateData': cert, 'clientKeyData': key, "
+        "'expirationTimestamp': exp.isoformat()}}))\n"
+    )
+    user = {"exec": {"apiVersion": V1, "command": sys.executable, "interactiveMode": "Never",
+                     "args": [str(script), str(tmp_path / "state")]}}  # fmt: skip
+    cluster = {"server": f"https://127.0.0.1:{port}", "certificate-authority": str(server_cert)}
+    config = load_kubeconfig(_kubeconfig(tmp_path / "config", cluster, user))
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(listener.serve, handle)
+        async with config.http_client() as http:
+            client = KubeClient(http, TokenBucket(0, 0), max_retries=0)
+            assert await client.request("GET", "/api") == {}
+            await anyio.sleep(1.2)  # the certificate expires
+            assert await client.request("GET", "/api") == {}
+        tg.cancel_scope.cancel()
+    assert seen == ["client-0", "client-1"]
+    await listener.aclose()
