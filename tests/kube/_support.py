@@ -11,7 +11,7 @@ import anyio.abc
 import httpx
 
 from ksched import SchedulerConfig, load_config
-from ksched.api import parse_quantity
+from ksched.api import quantity_value
 from ksched.kube import KubeCluster
 
 
@@ -52,7 +52,7 @@ def requested_milli_cpu(pods: list[dict[str, Any]]) -> Counter[str]:
         if node:
             for c in pod["spec"]["containers"]:
                 cpu = c.get("resources", {}).get("requests", {}).get("cpu", "0")
-                used[node] += int(parse_quantity(cpu) * 1000)
+                used[node] += quantity_value("cpu", cpu)
     return used
 
 

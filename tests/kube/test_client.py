@@ -156,7 +156,7 @@ def _kubeconfig(tmp: Path, user: dict[str, Any], cluster: dict[str, Any]) -> Pat
     return path
 
 
-def test_kubeconfig_token_file_and_inline_ca(tmp_path: Path) -> None:
+def test_kubeconfig_token_file_and_a_bad_inline_ca(tmp_path: Path) -> None:
     (tmp_path / "token").write_text("s3cret\n")
     ca = base64.b64encode(b"-----BEGIN CERTIFICATE-----\n").decode()
     path = _kubeconfig(
@@ -164,12 +164,10 @@ def test_kubeconfig_token_file_and_inline_ca(tmp_path: Path) -> None:
         {"tokenFile": "token"},
         {"server": "https://10.0.0.1:6443/", "certificate-authority-data": ca},
     )
-    config = load_kubeconfig(path)
-    assert config.server == "https://10.0.0.1:6443"
-    assert config.token == "s3cret"
-    assert config.ca_file is not None
-    assert Path(config.ca_file).read_bytes() == b"-----BEGIN CERTIFICATE-----\n"
-    Path(config.ca_file).unlink()
+    # The inline CA stays in memory (no file written for it); a broken one fails at load.
+    with pytest.raises(ConfigError, match=r"https://10\.0\.0\.1:6443: cannot set up TLS"):
+        load_kubeconfig(path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["config", "token"]
 
 
 @pytest.mark.parametrize(

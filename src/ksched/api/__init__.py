@@ -61,6 +61,7 @@ from ._model import TopologySpreadConstraint as TopologySpreadConstraint
 from ._model import WeightedPodAffinityTerm as WeightedPodAffinityTerm
 from ._names import FieldProblem as FieldProblem
 from ._quantity import InvalidQuantityError as InvalidQuantityError
+from ._quantity import Quantity as Quantity
 from ._quantity import parse_quantity as parse_quantity
 from ._quantity import quantity_value as quantity_value
 from ._resources import DEFAULT_MEMORY_REQUEST as DEFAULT_MEMORY_REQUEST
@@ -197,6 +198,7 @@ __all__ = [
     "PodTemplate",
     "PreferredSchedulingTerm",
     "PriorityClass",
+    "Quantity",
     "RBDVolumeSource",
     "ReplicaSet",
     "ReplicationController",

@@ -91,7 +91,7 @@ def _q(value: object) -> Fraction:
 
 def _quantity(text: object) -> dict[str, str]:
     try:
-        return quantity_value(parse_quantity(str(text)))
+        return quantity_value(parse_quantity(str(text)).to_fraction())
     except InvalidQuantityError as exc:
         raise CelError(f"quantities must match the regular expression: {exc}") from exc
 

@@ -214,7 +214,7 @@ def _device(f: _Fields) -> Device:
         c = f.sub("capacity").sub(str(key))
         raw: Any = c.data.get("value")
         try:
-            capacity[str(key)] = parse_quantity(raw)
+            capacity[str(key)] = parse_quantity(raw).to_fraction()
         except InvalidQuantityError:
             raise c.fail("value", f"invalid quantity {raw!r}") from None
     return Device(name=name, attributes=attributes, capacity=capacity)

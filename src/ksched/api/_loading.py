@@ -11,6 +11,7 @@ from collections.abc import Mapping
 import yaml
 
 from .._errors import ManifestError
+from ._input_limits import check_document, check_text
 from ._manifest import KubeObject
 from ._validation import read_manifest
 
@@ -19,12 +20,14 @@ __all__ = ["load_manifests"]
 
 def load_manifests(text: str, *, source: str = "<string>", strict: bool = True) -> list[KubeObject]:
     """Every object in multi-document YAML (``kind: List`` items are unpacked)."""
+    check_text(text, source)
     try:
         docs = [d for d in yaml.safe_load_all(text) if d is not None]
-    except yaml.YAMLError as exc:
+    except (yaml.YAMLError, ValueError, RecursionError) as exc:  # ValueError: huge ints
         raise ManifestError(f"{source}: invalid YAML: {exc}") from exc
     out: list[KubeObject] = []
     for doc in docs:
+        check_document(doc, source)
         items = (
             doc.get("items") if isinstance(doc, Mapping) and doc.get("kind") == "List" else [doc]
         )

@@ -6,6 +6,7 @@ This is the only code that knows dict shapes. Every error names the object
 
 from __future__ import annotations
 
+import reprlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -579,13 +580,19 @@ _NAMESPACED |= DRA_NAMESPACED
 def describe(data: Mapping[str, Any]) -> str:
     """``Kind namespace/name`` for messages, from whatever the dict holds."""
     kind = data.get("kind") or "object"
+    if not isinstance(kind, str):  # named in a message, not looked up
+        kind = reprlib.repr(kind)
     namespaced = store_kind(data) in _NAMESPACED or kind in _NAMESPACED
     meta = data.get("metadata")
     if type(meta) is not dict and not isinstance(meta, Mapping):
         meta = {}
-    name = meta.get("name") or "<unnamed>"
+    name, namespace = meta.get("name") or "<unnamed>", meta.get("namespace") or "default"
+    if not isinstance(name, str):  # bounded: the value may be huge
+        name = reprlib.repr(name)
+    if not isinstance(namespace, str):
+        namespace = reprlib.repr(namespace)
     if namespaced:
-        return f"{kind} {meta.get('namespace') or 'default'}/{name}"
+        return f"{kind} {namespace}/{name}"
     return f"{kind} {name}"
 
 
@@ -602,7 +609,8 @@ def read_object(data: object) -> KubeObject:
 def read_with_key(data: object, key: str | None) -> KubeObject:
     """``read_object`` given the object's ``body_key`` if the caller has it (else None)."""
     if type(data) is not dict and not isinstance(data, Mapping):
-        raise ManifestError(f"expected a Kubernetes object (a mapping), got {data!r}")
+        got = reprlib.repr(data)  # bounded: the value may be huge
+        raise ManifestError(f"expected a Kubernetes object (a mapping), got {got}")
     label = describe(data)
     kind = data.get("kind")
     reader = _READERS.get(store_kind(data))

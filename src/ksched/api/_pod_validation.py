@@ -9,9 +9,7 @@
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterator, Mapping
-from fractions import Fraction
 from typing import Any
 
 from ._names import (
@@ -27,7 +25,7 @@ from ._names import (
     not_supported,
     required,
 )
-from ._quantity import InvalidQuantityError, parse_quantity
+from ._quantity import InvalidQuantityError, Quantity, parse_quantity
 from ._scheduling_groups_manifest import scheduling_group_ref_problems
 
 __all__ = [
@@ -87,15 +85,14 @@ def labels_problems(labels: Mapping[str, Any], path: str) -> Iterator[FieldProbl
             yield invalid(path, value, msg)
 
 
-@functools.lru_cache(maxsize=4096)
-def _parsed(text: str | int | float) -> Fraction | None:
+def _parsed(text: str | int | float) -> Quantity | None:
     try:
         return parse_quantity(text)
     except InvalidQuantityError:
         return None  # the reader names the malformed quantity
 
 
-def _quantities(raw: Mapping[str, Any]) -> dict[str, tuple[Fraction, Any]]:
+def _quantities(raw: Mapping[str, Any]) -> dict[str, tuple[Quantity, Any]]:
     """Parsed quantities by resource (the malformed left out)."""
     out = {}
     for name, text in raw.items():
@@ -105,7 +102,7 @@ def _quantities(raw: Mapping[str, Any]) -> dict[str, tuple[Fraction, Any]]:
     return out
 
 
-def _negative(quantities: Mapping[str, tuple[Fraction, Any]], path: str) -> Iterator[FieldProblem]:
+def _negative(quantities: Mapping[str, tuple[Quantity, Any]], path: str) -> Iterator[FieldProblem]:
     for name, (value, text) in quantities.items():
         if value < 0:
             yield invalid(f"{path}[{name}]", text, NOT_NEGATIVE)

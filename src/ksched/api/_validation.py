@@ -418,6 +418,15 @@ def read_manifest(
             server rejects; the message names the object and the field path, one line
             per problem.
     """
+    try:
+        return _read_manifest(data, strict, warnings, names)
+    except RecursionError:  # a dict from JSON nested thousands deep
+        raise ManifestError("object nested too deeply to read") from None
+
+
+def _read_manifest(
+    data: object, strict: bool, warnings: MutableSequence[str] | None, names: bool
+) -> KubeObject:
     if type(data) is dict:
         usual = _read_usual(data, names)
         if usual is not None:

@@ -44,6 +44,7 @@ def add_extender_parser(sub: Any) -> None:
         metavar="FILE",
         help="the cluster DefaultBinder binds in when the bind verb is called",
     )
+    serve.add_argument("--context", metavar="NAME", help="the --kubeconfig context to use")
     serve.add_argument(
         "--max-request-body",
         default="32Mi",
@@ -79,7 +80,7 @@ def _serve(args: argparse.Namespace) -> int:
     options = serving_options(args, attrs.evolve(EXTENDER_LIMITS, max_body_bytes=body))
     server = ExtenderServer(config, args.url_prefix, args.profile, registry)
     configure_logging(args.verbose, "text", sys.stderr)
-    kube = load_kubeconfig(args.kubeconfig) if args.kubeconfig else None
+    kube = load_kubeconfig(args.kubeconfig, context=args.context) if args.kubeconfig else None
     serving = extender_serving(options, host, server, credentials=kube is not None)
     anyio.run(functools.partial(serve_extender, server, host, port, kube=kube, serving=serving))
     return 0

@@ -30,6 +30,9 @@ def add_run_parser(sub: Any) -> None:
     )
     run_p.add_argument("--config", metavar="FILE", help="KubeSchedulerConfiguration (v1)")
     run_p.add_argument("--kubeconfig", metavar="FILE", help="default: clientConnection.kubeconfig")
+    run_p.add_argument(
+        "--context", metavar="NAME", help="the kubeconfig context to use (default: current)"
+    )
     run_p.add_argument("--master", metavar="URL", help="API server address (overrides kubeconfig)")
     run_p.add_argument(
         "--health-address",
@@ -68,10 +71,11 @@ def _command(args: argparse.Namespace) -> int:
             if str(exc).startswith(args.config):
                 raise
             raise ConfigError(f"{args.config}: {exc}") from exc
-    kube = resolve_kubeconfig(args.kubeconfig, config, args.master)
+    kube = resolve_kubeconfig(args.kubeconfig, config, args.master, args.context)
     host, port = parse_address(args.health_address)
     configure_logging(args.verbose, args.log_format, sys.stderr)
     backend = os.environ.get("KSCHED_ASYNC_BACKEND", "asyncio")
+    kube.credentials.check(backend)  # a credential plugin that fails: exit 2, said why
     options = RunOptions(
         health_host=host,
         health_port=port,

@@ -19,6 +19,7 @@ import httpx
 
 from .._errors import KschedError, NotFoundError
 from ..observability._rest_client_metrics import ERROR_CODE, RestClientMetrics
+from ._credentials import Credentials, CredentialsAuth
 from ._transport import KeepAliveTransport
 
 __all__ = [
@@ -157,14 +158,23 @@ class KubeClient:
         raw = fast.headers
         if headers:
             raw = [*raw, *((k.encode(), v.encode()) for k, v in headers.items())]
-        return await fast.transport.fetch(
-            fast.base_url,
-            method,
-            fast.target(path, params),
-            raw,
-            content or b"",
-            self.http.timeout.as_dict(),
-        )
+        target, timeouts = fast.target(path, params), self.http.timeout.as_dict()
+        creds = fast.credentials
+        if creds is None:
+            return await fast.transport.fetch(
+                fast.base_url, method, target, raw, content or b"", timeouts
+            )
+        for again in (False, True):  # once more after a 401 if the credential renewed
+            sent = creds.cached()
+            if sent is None:
+                sent = await creds.fetch()
+            signed = raw if sent is None else [*raw, (b"Authorization", sent.encode())]
+            answer = await fast.transport.fetch(
+                fast.base_url, method, target, signed, content or b"", timeouts
+            )
+            if answer[0] != 401 or again or not creds.invalidate(sent):
+                return answer
+        raise AssertionError("unreachable")
 
     async def request(
         self,
@@ -238,13 +248,7 @@ class KubeClient:
         fast = self._watch_fast
         if fast is not None:
             try:
-                status, headers, body = await fast.transport.open_stream(
-                    fast.base_url,
-                    "GET",
-                    fast.target(path, params),
-                    fast.headers,
-                    {"connect": 5.0, "read": timeout, "write": timeout},
-                )
+                status, headers, body = await fast.open_stream(path, params, timeout)
             except httpx.TransportError:
                 self._count_watch(ERROR_CODE)
                 raise
@@ -298,11 +302,16 @@ class _Direct:
     base_url: httpx.URL
     prefix: bytes
     headers: list[tuple[bytes, bytes]]
+    credentials: Credentials | None = None
+    """Where a changing Authorization header comes from (a static one is in headers)."""
 
     @classmethod
     def of(cls, http: httpx.AsyncClient) -> _Direct | None:
         transport = getattr(http, "_transport", None)
-        if not isinstance(transport, KeepAliveTransport) or http.auth is not None:
+        auth = http.auth
+        if not isinstance(transport, KeepAliveTransport):
+            return None
+        if auth is not None and not isinstance(auth, CredentialsAuth):
             return None
         base = http.base_url
         # No Accept-Encoding: bodies come back as sent (on loopback or in-cluster, gzip
@@ -310,10 +319,35 @@ class _Direct:
         headers = [(b"Host", base.netloc)] + [
             (k, v) for k, v in http.headers.raw if k.lower() != b"accept-encoding"
         ]
-        return cls(transport, base, base.raw_path.rstrip(b"/"), headers)
+        creds = auth.credentials if isinstance(auth, CredentialsAuth) else None
+        if creds is not None and creds.static:
+            header = creds.cached()
+            if header is not None:
+                headers.append((b"Authorization", header.encode()))
+            creds = None
+        return cls(transport, base, base.raw_path.rstrip(b"/"), headers, creds)
 
     def target(self, path: str, params: Mapping[str, str] | None) -> bytes:
         target = self.prefix + path.encode()
         if params:
             target += b"?" + urlencode(params).encode()
         return target
+
+    async def open_stream(
+        self, path: str, params: Mapping[str, str], timeout: float
+    ) -> tuple[int, list[tuple[bytes, bytes]], httpx.AsyncByteStream]:
+        """A watch request, with the current credential (renewed once after a 401)."""
+        timeouts: dict[str, float | None] = {"connect": 5.0, "read": timeout, "write": timeout}
+        creds = self.credentials
+        for again in (False, True):
+            sent = None if creds is None else creds.cached() or await creds.fetch()
+            headers = (
+                self.headers if sent is None else [*self.headers, (b"Authorization", sent.encode())]
+            )
+            status, head, body = await self.transport.open_stream(
+                self.base_url, "GET", self.target(path, params), headers, timeouts
+            )
+            if status != 401 or again or creds is None or not creds.invalidate(sent):
+                return status, head, body
+            await body.aclose()
+        raise AssertionError("unreachable")

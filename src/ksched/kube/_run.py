@@ -24,7 +24,7 @@ from ..observability._health import HealthServer
 from ..scheduler import Scheduler
 from ._client import KubeClient, TokenBucket
 from ._delegated_auth import DelegatedAuth, review_limiter
-from ._kubeconfig import KubeConfig, in_cluster_config, load_kubeconfig
+from ._kubeconfig import KubeConfig, in_cluster_config, kubeconfig_paths, load_kubeconfig
 from ._leader import LeaderElector, LeadershipLostError
 from ._store import KubeCluster
 
@@ -50,11 +50,20 @@ class RunOptions:
     """How the health port is served: HTTPS, clients checked through the API server."""
 
 
-def resolve_kubeconfig(flag: str | None, config: SchedulerConfig, master: str | None) -> KubeConfig:
-    """--kubeconfig, else clientConnection.kubeconfig, else the in-cluster account."""
+def resolve_kubeconfig(
+    flag: str | None,
+    config: SchedulerConfig,
+    master: str | None,
+    context: str | None = None,
+) -> KubeConfig:
+    """--kubeconfig, else clientConnection.kubeconfig, else the KUBECONFIG files (merged
+    as client-go merges them), else the in-cluster account; ``context`` picks a context."""
     path = flag or config.client_connection.kubeconfig
+    listed = kubeconfig_paths()
     if path:
-        kube = load_kubeconfig(path)
+        kube = load_kubeconfig(path, context=context)
+    elif listed:
+        kube = load_kubeconfig(listed, context=context)
     elif master:
         kube = KubeConfig(server=master.rstrip("/"))
     else:

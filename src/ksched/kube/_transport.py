@@ -121,6 +121,7 @@ class KeepAliveTransport(httpx.AsyncBaseTransport):
     def __init__(self, ssl_context: ssl.SSLContext | bool = False, *, max_idle: int = 32) -> None:
         self._ssl = ssl_context if isinstance(ssl_context, ssl.SSLContext) else None
         self._idle: list[_Connection] = []
+        self._retired: list[_Connection] = []
         self.max_idle = max_idle
         self.connections_opened = 0
 
@@ -153,7 +154,15 @@ class KeepAliveTransport(httpx.AsyncBaseTransport):
         elif conn.sock is not None:
             conn.sock.close()  # no TLS close_notify: the server sees the socket close
 
+    def drop_idle(self) -> None:
+        """Retire the idle connections: the next requests connect anew (after a client
+        certificate rotated, as client-go closes its connections then)."""
+        self._retired.extend(self._idle)
+        self._idle = []
+
     async def _checkout(self, url: httpx.URL, timeout: float | None) -> tuple[_Connection, bool]:
+        while self._retired:
+            await self._retired.pop().aclose()
         while self._idle:
             conn = self._idle.pop()
             if not conn.is_dead():
