@@ -7,7 +7,7 @@ import pytest
 
 from ksched.api import Node
 from ksched.cache import Cache, Snapshot
-from ksched.framework import ImageStateSummary
+from ksched.framework.batch import ImageStateSummary
 from ksched.testing import make_node, make_pod
 
 ZONE = "topology.kubernetes.io/zone"

@@ -251,17 +251,30 @@ def test_plugins_table() -> None:
     render_plugins(
         c,
         [
-            {"name": "NodeName", "source": "in-tree", "extensionPoints": ["filter"]},
-            {"name": "Sticky", "source": "--plugin", "extensionPoints": ["preFilter", "filter"]},
+            {
+                "name": "NodeName",
+                "source": "in-tree",
+                "extensionPoints": ["filter"],
+                "fastPaths": {"batchForms": ["filter_batch"], "signsPods": True},
+            },
+            {
+                "name": "Sticky",
+                "source": "--plugin",
+                "extensionPoints": ["preFilter", "filter"],
+                "turnsOff": [
+                    "opportunistic batching, for its whole profile: it does not sign pods"
+                ],
+            },
         ],
     )
-    rows = [
-        line.split() for line in text(c).splitlines() if line.strip().startswith(("Node", "St"))
-    ]
+    out = text(c)
+    rows = [line.split() for line in out.splitlines() if line.strip().startswith(("Node", "St"))]
     assert rows == [
-        ["NodeName", "in-tree", "filter"],
-        ["Sticky", "--plugin", "preFilter,", "filter"],
-    ]
+        ["NodeName", "in-tree", "filter", "filter_batch,", "signs", "pods"],
+        ["Sticky", "--plugin", "preFilter,", "filter", "-"],
+        ["Sticky:", "opportunistic", "batching,", "for", "its", "whole", "profile:", "it", "does",
+         "not", "sign", "pods"],
+    ]  # fmt: skip
 
 
 def test_pods_sort_naturally() -> None:

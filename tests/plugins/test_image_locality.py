@@ -17,7 +17,8 @@ import pytest
 
 from ksched.api import Container, ContainerImage, Node, NodeStatus, ObjectMeta, Pod, PodSpec
 from ksched.cache import Cache, Snapshot
-from ksched.framework import CycleState, Handle, ImageStateSummary, NodeInfo
+from ksched.framework import CycleState, Handle, NodeInfo
+from ksched.framework.batch import ImageStateSummary
 from ksched.plugins.image_locality import ImageLocality, normalized_image_name
 from ksched.testing import make_node
 

@@ -22,8 +22,8 @@ from collections.abc import Iterator, Sequence
 import attrs
 
 from ..api import Node, ObjectMeta, Pod
-from ..framework import ImageStateSummary, NodeInfo, PodInfo
-from ..framework.batch import NodeTable, PodIndex
+from ..framework import NodeInfo, PodInfo
+from ..framework.batch import ImageStateSummary, NodeTable, PodIndex
 
 __all__ = ["Cache", "Snapshot"]
 

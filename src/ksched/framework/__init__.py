@@ -53,13 +53,9 @@ from ._spec_memo import SpecMemo as SpecMemo
 from ._status import SKIP as SKIP
 from ._status import Code as Code
 from ._status import Status as Status
-from ._types import AffinityTerm as AffinityTerm
-from ._types import HostPortInfo as HostPortInfo
-from ._types import ImageStateSummary as ImageStateSummary
 from ._types import NodeInfo as NodeInfo
 from ._types import PodInfo as PodInfo
 from ._types import Resource as Resource
-from ._types import WeightedAffinityTerm as WeightedAffinityTerm
 from ._waiting import WaitingPod as WaitingPod
 
 __all__ = [
@@ -68,7 +64,6 @@ __all__ = [
     "POD_GROUP_CYCLE",
     "SKIP",
     "ActionType",
-    "AffinityTerm",
     "BindPlugin",
     "ClosablePlugin",
     "ClusterEvent",
@@ -80,8 +75,6 @@ __all__ = [
     "Extender",
     "FilterPlugin",
     "Handle",
-    "HostPortInfo",
-    "ImageStateSummary",
     "NodeInfo",
     "NodeToStatus",
     "PermitPlugin",
@@ -112,7 +105,6 @@ __all__ = [
     "StateData",
     "Status",
     "WaitingPod",
-    "WeightedAffinityTerm",
     "default_normalize_score",
     "default_normalize_scores",
     "parse_plugin_args",

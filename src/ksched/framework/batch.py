@@ -54,6 +54,10 @@ from ._table import BoolArray as BoolArray
 from ._table import IntArray as IntArray
 from ._table import NodeRows as NodeRows
 from ._table import NodeTable as NodeTable
+from ._types import AffinityTerm as AffinityTerm
+from ._types import HostPortInfo as HostPortInfo
+from ._types import ImageStateSummary as ImageStateSummary
+from ._types import WeightedAffinityTerm as WeightedAffinityTerm
 
 __all__ = [
     "HOST_PORTS",
@@ -75,6 +79,7 @@ __all__ = [
     "RESOURCES",
     "TOLERATIONS",
     "VOLUMES",
+    "AffinityTerm",
     "BatchFilterPlugin",
     "BatchFilterStatusGroups",
     "BatchFilterStatuses",
@@ -83,6 +88,8 @@ __all__ = [
     "BoolArray",
     "Capabilities",
     "Domains",
+    "HostPortInfo",
+    "ImageStateSummary",
     "IntArray",
     "NodeRows",
     "NodeTable",
@@ -95,6 +102,7 @@ __all__ = [
     "SignPlugin",
     "TermGroup",
     "UniformScorePlugin",
+    "WeightedAffinityTerm",
     "host_ports_signer",
     "node_selector_signer",
     "resources_signer",

@@ -18,7 +18,6 @@ from ...api import Node, Pod, PodAffinityTerm
 from ...framework import (
     SKIP,
     ActionType,
-    AffinityTerm,
     ClusterEvent,
     ClusterEventWithHint,
     Code,
@@ -37,6 +36,7 @@ from ...framework.batch import (
     PREFERRED_ANTI_AFFINITY,
     REQUIRED_AFFINITY,
     REQUIRED_ANTI_AFFINITY,
+    AffinityTerm,
     NodeTable,
     PodIndex,
     SignFragment,
