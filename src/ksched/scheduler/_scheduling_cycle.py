@@ -50,6 +50,8 @@ class Evaluation:
     totals: dict[str, int] = attrs.field(factory=dict)
     max_total: int = 0
     error: Status | None = None
+    scores: dict[str, dict[str, int]] = attrs.field(factory=dict)
+    """Plugin -> node -> normalized score (before weight), with ``score``."""
 
 
 class SchedulingCycle(BindingCycle):
@@ -461,7 +463,11 @@ class SchedulingCycle(BindingCycle):
             return Evaluation(feasible=feasible, statuses=statuses, error=scores.error)
         weights = sum(w for name, w in fw.weights.items() if name in scores.plugin_scores)
         return Evaluation(
-            feasible=feasible, statuses=statuses, totals=scores.totals, max_total=100 * weights
+            feasible=feasible,
+            statuses=statuses,
+            totals=scores.totals,
+            max_total=100 * weights,
+            scores=scores.plugin_scores,
         )
 
     def _select_host(self, feasible: Sequence[NodeInfo], totals: IntArray) -> str:
