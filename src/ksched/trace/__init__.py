@@ -16,6 +16,7 @@ from ._format import Trace as Trace
 from ._format import TraceError as TraceError
 from ._format import TraceEvent as TraceEvent
 from ._format import TraceHeader as TraceHeader
+from ._io import BufferedTraceWriter as BufferedTraceWriter
 from ._io import TraceWriter as TraceWriter
 from ._io import is_trace_file as is_trace_file
 from ._io import open_trace as open_trace
@@ -32,6 +33,7 @@ __all__ = [
     "KIND",
     "NEVER_RECORDED",
     "Anonymizer",
+    "BufferedTraceWriter",
     "Op",
     "Trace",
     "TraceError",

@@ -16,6 +16,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any, cast
 
+import anyio
+
 from .._errors import ManifestError
 from ..api import KubeObject, read_object
 from ..cluster import KINDS, object_key
@@ -32,6 +34,7 @@ from ._format import (
 )
 
 __all__ = [
+    "BufferedTraceWriter",
     "TraceWriter",
     "is_trace_file",
     "open_trace",
@@ -313,3 +316,39 @@ def is_trace_file(path: str | Path) -> bool:
     except ValueError:
         return False
     return isinstance(data, Mapping) and data.get("kind") == KIND
+
+
+class BufferedTraceWriter:
+    """A TraceWriter fed on the event loop: lines are kept in memory and written from a
+    worker thread (every ``interval`` seconds, and on :meth:`flush`), so no file I/O or
+    compression runs on the loop."""
+
+    def __init__(self, writer: TraceWriter, interval: float = 0.5) -> None:
+        self.writer = writer
+        self.interval = interval
+        self._lines: list[str] = []
+        self._lock = anyio.Lock()
+
+    def write_line(self, line: str) -> None:
+        self._lines.append(line)
+
+    def _write_all(self, lines: list[str]) -> None:
+        for line in lines:
+            self.writer.write_line(line)
+        self.writer.flush()
+
+    async def flush(self) -> None:
+        async with self._lock:
+            lines, self._lines = self._lines, []
+            if lines:
+                await anyio.to_thread.run_sync(self._write_all, lines)
+
+    async def serve(self) -> None:
+        """Flush every ``interval`` seconds until cancelled (then once more, shielded)."""
+        try:
+            while True:
+                await anyio.sleep(self.interval)
+                await self.flush()
+        finally:
+            with anyio.CancelScope(shield=True):
+                await self.flush()
