@@ -118,6 +118,7 @@ class Recorder:
                     self._write_initial()
                     self._live = True
                     self.synced.set()
+                    log.info("recording: initial state written (%d objects)", len(self._last))
                     await stop.wait()
             end = self.now()
             self._emit(record_line(end, Op.END), Op.END)
