@@ -12,7 +12,7 @@ from typing import Any
 
 from ..config import SchedulerConfig
 from ..scheduler import Registry
-from ..trace import Trace, open_trace
+from ..trace import Trace, TraceError, open_trace
 from ._engine import PodFate as PodFate
 from ._engine import ReplayRun as ReplayRun
 from ._metrics import UsageTracker as UsageTracker
@@ -69,13 +69,22 @@ def replay(
         registry=registry,
         explain=explain,
     )
-    with task_order_seeded(seed):
-        anyio.run(
-            run.run,
-            trace,
-            backend="trio",
-            backend_options={"clock": trio.testing.MockClock(autojump_threshold=0)},
-        )
+    try:
+        with task_order_seeded(seed):
+            anyio.run(
+                run.run,
+                trace,
+                backend="trio",
+                backend_options={"clock": trio.testing.MockClock(autojump_threshold=0)},
+            )
+    except BaseExceptionGroup as group:
+        # A bad record met while replaying is the caller's TraceError, not a task group's
+        leaf: BaseException = group
+        while isinstance(leaf, BaseExceptionGroup) and len(leaf.exceptions) == 1:
+            leaf = leaf.exceptions[0]
+        if isinstance(leaf, TraceError):
+            raise leaf from None
+        raise
     return build_report(run, trace.header, trace=trace_name, config=config_name)
 
 
