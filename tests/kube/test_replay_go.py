@@ -156,6 +156,14 @@ async def _workload(client: KubeClient, ns: str) -> set[str]:
     return kept
 
 
+async def _wait_ready(client: KubeClient, ns: str, timeout: float = 30) -> None:
+    """Until the Go scheduler binds a first pod: started late, it would meet a backlog,
+    and bindings of a backlog reach the watch out of the order they were decided in."""
+    probe = _pod("probe", random.Random(0))
+    await client.request("POST", f"/api/v1/namespaces/{ns}/pods", body=probe)
+    await _wait_bound(client, ns, {"probe"}, timeout)
+
+
 async def _wait_bound(client: KubeClient, ns: str, kept: set[str], timeout: float) -> None:
     with anyio.fail_after(timeout):
         while True:
@@ -222,6 +230,7 @@ async def test_replay_agrees_with_the_go_scheduler(own_plane: ControlPlane, tmp_
                     stdout=glog,
                     stderr=glog,
                 )
+                await _wait_ready(client, ns)
                 kept = await _workload(client, ns)
                 await _wait_bound(client, ns, kept, timeout=30)
                 await anyio.sleep(1.0)  # the last bindings reach the recorder's watch

@@ -50,6 +50,21 @@ _POD_SPEC = (
 )
 """api/_manifest.py _pod_spec reads these (hostNetwork: host ports of the pod)."""
 _CONTAINER = ("name", "image", "resources", "ports", "restartPolicy")
+_VOLUME_SOURCES_READ = frozenset(
+    {
+        "persistentVolumeClaim",
+        "ephemeral",
+        "csi",
+        "iscsi",
+        "rbd",
+        "gcePersistentDisk",
+        "awsElasticBlockStore",
+        "azureDisk",
+        "cinder",
+    }
+)
+"""Volume sources the volume plugins read (api/_storage_manifest.py); of any other
+(configMap, secret, projected, emptyDir...) only its kind is kept."""
 _POD_STATUS = ("nominatedNodeName", "startTime", "resourceClaimStatuses")
 _NODE_SPEC = ("unschedulable", "taints")
 _NODE_STATUS = ("allocatable", "images", "declaredFeatures")
@@ -94,8 +109,19 @@ def _metadata(meta: Any) -> dict[str, Any]:
     return out
 
 
+def _volume(volume: Any) -> Any:
+    if not isinstance(volume, Mapping):
+        return volume
+    return {
+        field: value if field == "name" or field in _VOLUME_SOURCES_READ else {}
+        for field, value in volume.items()
+    }
+
+
 def _pod_spec(spec: Any) -> dict[str, Any]:
     out = _pick(spec, _POD_SPEC)
+    if isinstance(out.get("volumes"), list):
+        out["volumes"] = [_volume(v) for v in out["volumes"]]
     for field in ("containers", "initContainers"):
         containers = spec.get(field) if isinstance(spec, Mapping) else None
         if isinstance(containers, list):
