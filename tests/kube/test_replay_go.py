@@ -19,6 +19,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -260,8 +261,10 @@ async def test_replay_agrees_with_the_go_scheduler(own_plane: ControlPlane, tmp_
     disagreements = [p["decision"] for p in report["pods"] if p.get("agreed") is False]
     assert agreement["decisions"] >= PODS * 0.9, agreement  # the deleted ones may go first
     assert agreement["agreed"] >= 0.99 * agreement["decisions"], disagreements[:5]
-    recorded_by = {p.get("recordedBy") for p in report["pods"] if p.get("decision")}
-    assert recorded_by == {"default-scheduler"}  # the Scheduled Events' controller
+    # the Scheduled Events' controller (the last Events may reach the watch after the end)
+    recorded_by = Counter(p.get("recordedBy") for p in report["pods"] if p.get("decision"))
+    assert set(recorded_by) <= {"default-scheduler", None}
+    assert recorded_by["default-scheduler"] >= 0.95 * agreement["decisions"], recorded_by
     unplaceable = {f"{ns}/p-{i:04d}" for i in range(PODS, PODS + 5)}
     assert unplaceable <= set(report["pending"]["pods"])
     deleted = [p for p in report["pods"] if "deleted" in p]

@@ -75,6 +75,9 @@ class ReplayRun:
         self.profiles: Collection[str] = {p.scheduler_name for p in config.profiles}
         self.fates: list[PodFate] = []
         self.live: dict[str, PodFate] = {}
+        """Pods in the cluster now, by key."""
+        self.named: dict[str, PodFate] = {}
+        """The last pod of each key, deleted or not."""
         self.preemptions: list[dict[str, Any]] = []
         self.end: float | None = None
         self.last_t = 0.0
@@ -159,7 +162,7 @@ class ReplayRun:
             assert event.node is not None
             await self._bind(event.key, event.node, t)
         elif op is Op.SCHEDULED:
-            fate = self.live.get(event.key)
+            fate = self.named.get(event.key)  # the Event may come after a quick deletion
             if fate is not None:
                 fate.controller = event.controller
         elif op is Op.END:
@@ -182,7 +185,7 @@ class ReplayRun:
                 fate.preset = True
                 fate.recorded_node, fate.recorded_bound = node, t
             self.fates.append(fate)
-            self.live[key] = fate
+            self.live[key] = self.named[key] = fate
             self.cluster.apply(pod)
             return
         self._apply_other(obj, key, t)
