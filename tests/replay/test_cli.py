@@ -147,3 +147,17 @@ def test_a_scheduler_perf_workload_replays(capsys: pytest.CaptureFixture[str]) -
     assert report["trace"]["source"] == "scheduler_perf"
     assert len(report["nodes"]) == 500
     assert report["summary"]["bound"] == report["summary"]["ours"] > 0
+
+
+def test_the_example_recording_replays_in_agreement(capsys: pytest.CaptureFixture[str]) -> None:
+    """examples/traces/small-day.jsonl.gz: kube-scheduler v1.24 on 24 nodes, recorded
+    with --anonymize (benchmarks/replay_agreement.py --nodes 24 --pods 200)."""
+    example = REPO / "examples/traces/small-day.jsonl.gz"
+    config = REPO / "examples/kube/kube-scheduler-1.24.yaml"
+    report = _json(
+        capsys, ["replay", str(example), "--follow-recorded", "--config", str(config), "-o", "json"]
+    )
+    assert report["trace"]["anonymized"] is True and "cluster" not in report["trace"]
+    agreement = report["agreement"]
+    assert agreement["decisions"] >= 200
+    assert agreement["agreed"] >= 0.99 * agreement["decisions"]
