@@ -234,3 +234,23 @@ def test_samples_stay_few_on_a_long_trace() -> None:
     assert len(usage.samples) <= 51
     times = [s[0] for s in usage.samples]
     assert times == sorted(times) and times[0] == 0.0 and times[-1] >= 9_000
+
+
+def test_a_preemption_in_the_replay_is_reported_with_its_victim() -> None:
+    """One 1-cpu node: a low-priority pod holds it when a high-priority one arrives;
+    ksched's DefaultPreemption evicts the first (the recording had two nodes' room)."""
+    high = read_object(
+        {
+            "apiVersion": "scheduling.k8s.io/v1",
+            "kind": "PriorityClass",
+            "metadata": {"name": "high"},
+            "value": 1000,
+        }
+    )
+    events = [create(1.0, pod("low")), create(2.0, pod("urgent", priorityClassName="high"))]
+    report = replay(trace([high, node("n1", cpu="1")], events))
+    pods = by_pod(report)
+    assert report["preemptions"] == [{"victim": "default/low", "node": "n1", "t": 2.0}]
+    assert report["summary"]["preemptions"] == 1
+    assert (pods["low"]["phase"], pods["low"]["evicted"]) == ("Evicted", 2.0)
+    assert (pods["urgent"]["phase"], pods["urgent"]["node"]) == ("Bound", "n1")
