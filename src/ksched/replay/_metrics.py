@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 from collections.abc import Iterable, Mapping, Sequence
@@ -191,12 +192,20 @@ class UsageTracker:
         if self.samples:
             out["final"] = dict(zip(columns[1:], self.samples[-1][1:], strict=True))
             out["mean"] = {
-                name: round(sum(s[i] for s in self.samples) / len(self.samples), 3)
-                for i, name in enumerate(columns[1:], start=1)
+                name: _time_weighted(self.samples, i) for i, name in enumerate(columns[1:], 1)
             }
         cpu, memory = self.median_pod()
         out["medianPod"] = {"cpu": cpu / 1000, "memory": memory}
         return out
+
+
+def _time_weighted(samples: Sequence[Sequence[float]], column: int) -> float:
+    """The mean over trace time of a step series (each sample holds until the next)."""
+    span = samples[-1][0] - samples[0][0]
+    if span <= 0:
+        return round(sum(s[column] for s in samples) / len(samples), 3)
+    area = sum(a[column] * (b[0] - a[0]) for a, b in itertools.pairwise(samples))
+    return round(area / span, 3)
 
 
 # ---- comparing two replays -------------------------------------------------------------
