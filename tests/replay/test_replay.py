@@ -254,3 +254,10 @@ def test_a_preemption_in_the_replay_is_reported_with_its_victim() -> None:
     assert report["summary"]["preemptions"] == 1
     assert (pods["low"]["phase"], pods["low"]["evicted"]) == ("Evicted", 2.0)
     assert (pods["urgent"]["phase"], pods["urgent"]["node"]) == ("Bound", "n1")
+
+
+def test_mean_utilization_is_over_trace_time() -> None:
+    """Empty for 1 s, then half full for 9 s: the mean is 45 %, not the samples' 25 %."""
+    usage = UsageTracker()
+    usage.samples = [[0.0, 0.0, 0, 0, 0, 0], [1.0, 50.0, 0, 0, 0, 0], [10.0, 50.0, 0, 0, 0, 0]]
+    assert usage.summary()["mean"]["cpu"] == 45.0
