@@ -261,3 +261,22 @@ def test_mean_utilization_is_over_trace_time() -> None:
     usage = UsageTracker()
     usage.samples = [[0.0, 0.0, 0, 0, 0, 0], [1.0, 50.0, 0, 0, 0, 0], [10.0, 50.0, 0, 0, 0, 0]]
     assert usage.summary()["mean"]["cpu"] == 45.0
+
+
+def test_follow_recorded_judges_a_burst_in_the_recorded_queue_order() -> None:
+    """a arrives before b; the Go scheduler decides a (n1, the larger) then b (n2, as n1
+    now holds a), but b's binding reaches the watch first. Judged in watch order b would
+    disagree (n1 is best on an empty cluster); judged in queue order both agree."""
+    events = [
+        create(1.0, pod("a")),
+        create(1.01, pod("b")),
+        bind(1.02, "b", "n2"),
+        bind(1.03, "a", "n1"),
+    ]
+    report = replay(trace([node("n1", cpu="5"), node("n2")], events), follow_recorded=True)
+    assert report["agreement"] == agreement(2, 2)
+    # a deletion between the two bindings ends the burst: b is judged before a
+    cut = [*events[:3], delete(1.025, "gone"), events[3]]
+    gone = create(0.5, pod("gone", cpu="100m"))
+    report = replay(trace([node("n1", cpu="5"), node("n2")], [gone, *cut]), follow_recorded=True)
+    assert by_pod(report)["b"]["decision"]["agreed"] is False

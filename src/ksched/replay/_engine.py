@@ -28,6 +28,9 @@ from ._metrics import UsageTracker
 __all__ = ["PodFate", "ReplayRun"]
 
 _OUTCOMES = frozenset({"Bound", "Unschedulable", "SchedulerError", "WaitingOnPermit"})
+BURST_SECONDS = 1.0
+"""``--follow-recorded``: bindings at most this far apart, with only arrivals and other
+bindings between them, are one burst, judged in the recorded scheduler's queue order."""
 _DONE = AttemptReport()
 """Put in place of a first attempt once it was summarized, so that it is not kept."""
 
@@ -84,6 +87,8 @@ class ReplayRun:
         self.t0 = 0.0
         self.serial = 0
         self._removing = False
+        self._held: list[tuple[PodFate, str, float]] = []
+        """``--follow-recorded``: bindings of a burst not judged yet."""
         self.explain = explain and not follow_recorded
         self.scheduler = Scheduler(
             config,
@@ -150,6 +155,16 @@ class ReplayRun:
         """Apply one trace record (the clock already stands at its time)."""
         op, t = event.op, event.t
         self.last_t = t
+        if self.follow:
+            ours = op is Op.BIND and self._ours(event.key)
+            if self._held and (
+                not (ours or _leaves_nodes(event)) or t - self._held[0][2] > BURST_SECONDS
+            ):
+                await self._judge_held()
+            if ours:
+                assert event.node is not None
+                self._held.append((self.live[event.key], event.node, t))
+                return
         if op in (Op.CREATE, Op.INIT):
             assert event.object is not None
             self._create(event.object, t)
@@ -234,6 +249,26 @@ class ReplayRun:
         finally:
             self._removing = False
 
+    def _ours(self, key: str) -> bool:
+        fate = self.live.get(key)
+        return fate is not None and fate.ours
+
+    async def _judge_held(self) -> None:
+        """Judge a burst of bindings in the order the recorded scheduler's queue decided
+        them (PrioritySort: higher priority first, then the earlier arrival): its
+        binding cycles run in parallel and reach the watch in another order, while each
+        decision saw the ones made before it (assumed) and none after."""
+        held, self._held = self._held, []
+        for fate, node, t in sorted(held, key=self._queue_order):
+            await self._bind(fate.key, node, t)
+
+    def _queue_order(self, item: tuple[PodFate, str, float]) -> tuple[int, float]:
+        fate, _, t = item
+        pod = self.cluster.get_pod(fate.key)
+        priority = (pod.spec.priority or 0) if pod is not None else 0
+        # a pod that waited (retried after backoff) was queued again near its binding
+        return -priority, max(fate.created, t - BURST_SECONDS)
+
     async def _bind(self, key: str, node: str, t: float) -> None:
         fate = self.live.get(key)
         pod = self.cluster.get_pod(key)
@@ -267,6 +302,8 @@ class ReplayRun:
                     await anyio.sleep(wait)  # the scheduler acts on what came before
                     self.usage.sample(self.last_t)
                 await self.handle(event)
+            if self._held:
+                await self._judge_held()
             end = self.end if self.end is not None else self.last_t
             if end > self.now():
                 await anyio.sleep(end - self.now())
@@ -314,3 +351,12 @@ def _same_meta(obj: KubeObject, existing: Any) -> KubeObject:
     kept = attrs.evolve(meta, uid=old.uid, creation_timestamp=old.creation_timestamp)
     out: KubeObject = attrs.evolve(obj, metadata=kept)  # type: ignore[arg-type]
     return out
+
+
+def _leaves_nodes(event: TraceEvent) -> bool:
+    """Whether a record leaves every node's pods as they are: a Scheduled Event, or a
+    pending pod's arrival (which changes no score)."""
+    if event.op is Op.SCHEDULED:
+        return True
+    obj = event.object
+    return event.op is Op.CREATE and isinstance(obj, Pod) and not obj.spec.node_name
