@@ -20,6 +20,8 @@ from .._gc import few_collections, kept_for_the_run
 from ..framework import PluginFactory
 from ._extender import add_extender_parser
 from ._options import plugin_option, plugin_registry, strict_option
+from ._record import add_record_parser
+from ._replay import add_replay_parser, add_trace_parser
 from ._run import add_run_parser
 
 __all__ = ["main"]
@@ -443,6 +445,9 @@ def _parser(argv: Sequence[str]) -> argparse.ArgumentParser:
     _add_bench(sub, argv)
     add_run_parser(sub)
     add_extender_parser(sub)
+    add_record_parser(sub)
+    add_replay_parser(sub)
+    add_trace_parser(sub)
     return parser
 
 

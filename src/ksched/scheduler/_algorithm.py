@@ -38,6 +38,8 @@ class Evaluation:
     totals: dict[str, int] = attrs.field(factory=dict)
     max_total: int = 0
     error: Status | None = None
+    scores: dict[str, dict[str, int]] = attrs.field(factory=dict)
+    """Plugin -> node -> normalized score (before weight), with ``score``."""
 
 
 @attrs.define(eq=False, slots=True)
@@ -377,5 +379,9 @@ class SchedulingAlgorithm:
             return Evaluation(feasible=feasible, statuses=statuses, error=scores.error)
         weights = sum(w for name, w in fw.weights.items() if name in scores.plugin_scores)
         return Evaluation(
-            feasible=feasible, statuses=statuses, totals=scores.totals, max_total=100 * weights
+            feasible=feasible,
+            statuses=statuses,
+            totals=scores.totals,
+            max_total=100 * weights,
+            scores=scores.plugin_scores,
         )
