@@ -1,0 +1,1 @@
+"""GPU pools: the openb trace, the FGD artifact's experiments, GPU metrics."""
