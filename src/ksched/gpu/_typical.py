@@ -128,14 +128,14 @@ def typical_pods(
 
 
 def typical_pods_args(typical: Sequence[TypicalPod]) -> list[dict[str, Any]]:
-    """The typical pods as plugin args (camelCase, as a KubeSchedulerConfiguration holds
-    them): ``cpuMilli``, ``gpuMilli``, ``gpuCount``, ``gpuModel``, ``percentage``."""
+    """The typical pods as FGDScore's ``typicalPods`` args (camelCase, as a
+    KubeSchedulerConfiguration holds them)."""
     return [
         {
-            "cpuMilli": t.shape.cpu_milli,
-            "gpuMilli": t.shape.gpu_milli,
-            "gpuCount": t.shape.gpu_count,
-            "gpuModel": t.shape.gpu_model,
+            "milliCpu": t.shape.cpu_milli,
+            "milliGpu": t.shape.gpu_milli,
+            "gpuNumber": t.shape.gpu_count,
+            "gpuType": t.shape.gpu_model,
             "percentage": t.percentage,
         }
         for t in typical
