@@ -153,8 +153,8 @@ class _FirstOfTies(random.Random):
     between equally scored nodes goes to the first of them in the feasible list, i.e. the
     smallest name (nodes are added in name order). Every other method draws as usual."""
 
-    def randrange(self, start: int, stop: int | None = None, step: int = 1) -> int:  # type: ignore[override]  # the tie rule needs no draw
-        return 0 if stop is None else start
+    def randrange(self, start: int, stop: int | None = None, step: int = 1) -> int:
+        return 0 if stop is None else start  # the tie rule needs no draw
 
 
 @attrs.define(eq=False)
