@@ -107,6 +107,8 @@ class ExperimentResult:
     """Process CPU time of the scheduling loop (preparation excluded)."""
     checkpoints: tuple[tuple[int, float], ...]
     """(pods submitted, CPU seconds since the loop began), every ``checkpoint_every`` pods."""
+    placements: tuple[str | None, ...]
+    """Each submitted pod's node, in order (None: it failed)."""
 
 
 def scheduler_config(policy: str, typical: Sequence[TypicalPod]) -> SchedulerConfig:
@@ -169,6 +171,7 @@ class _Loop:
     bound: int = 0
     failed: Counter[str] = attrs.field(factory=Counter)
     checkpoints: list[tuple[int, float]] = attrs.field(factory=list)
+    placements: list[str | None] = attrs.field(factory=list)
 
     async def submit(self, pods: Sequence[Pod], clock: Callable[[], float]) -> None:
         cluster, state = self.cluster, self.state
@@ -182,8 +185,10 @@ class _Loop:
             if current is not None and current.spec.node_name:
                 state.bind(current, current.spec.node_name)
                 self.bound += 1
+                self.placements.append(current.spec.node_name)
             else:
                 self.failed[pod_kind(shape)] += 1
+                self.placements.append(None)
                 if current is not None:
                     cluster.remove("Pod", pod.key)
             self.curve.sample(state, self.arrived)
@@ -211,7 +216,14 @@ def run_experiment(
     cluster = InMemoryCluster(keep_events=False)
     state = GpuClusterState(workload.nodes, FragMeter(typical))
     loop = _Loop(cluster, state, GpuCurve(total_gpus=state.total_gpus), config.checkpoint_every)
-    scheduler = Scheduler(scheduler_config(policy, typical), cluster, seed=config.workload.seed)
+    # Opportunistic batching would hand an equal pod the next node of an earlier ranking,
+    # whose ties are ordered at random: the artifact ranks every pod afresh.
+    scheduler = Scheduler(
+        scheduler_config(policy, typical),
+        cluster,
+        seed=config.workload.seed,
+        opportunistic_batching=False,
+    )
     if policy != "01-Random":
         scheduler.rng = _FirstOfTies(config.workload.seed)
     cpu_start = time.process_time()
@@ -239,4 +251,5 @@ def run_experiment(
         fully_free_gpus=state.fully_free_gpus(),
         cpu_seconds=time.process_time() - cpu_start,
         checkpoints=tuple(loop.checkpoints),
+        placements=tuple(loop.placements),
     )

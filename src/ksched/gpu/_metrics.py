@@ -296,7 +296,7 @@ def discrete_curve(
 ) -> dict[int, np.float64]:
     """The mean of ``values`` over the samples whose (rounded) arrived percent is each point;
     where none is, over the samples within one percent of it; no entry where none is either.
-    The mean is numpy's (pairwise) sum over the count, as pandas takes it."""
+    The mean is pandas': numpy's (pairwise) sum over the count, NaN left out."""
     out: dict[int, np.float64] = {}
     for point in points:
         chosen = values[arrived_pct == point]
@@ -304,8 +304,19 @@ def discrete_curve(
             chosen = values[(arrived_pct >= point - 1) & (arrived_pct <= point + 1)]
             if chosen.size == 0:
                 continue
-        out[point] = np.sum(chosen) / chosen.size
+        out[point] = _pandas_mean(chosen)
     return out
+
+
+def _pandas_mean(values: np.ndarray) -> np.float64:
+    """``Series.mean()``: NaN counts as 0 in the (pairwise) sum and not in the count."""
+    missing = np.isnan(values)
+    if not missing.any():
+        return np.float64(np.sum(values) / values.size)
+    count = values.size - int(missing.sum())
+    if count == 0:
+        return np.float64(np.nan)
+    return np.float64(np.sum(np.where(missing, 0.0, values)) / count)
 
 
 def failed_by_kind(shapes: Iterable[PodShape]) -> Mapping[str, int]:
