@@ -19,6 +19,7 @@ from .._errors import ConfigError, KschedError
 from .._gc import few_collections, kept_for_the_run
 from ..framework import PluginFactory
 from ._extender import add_extender_parser
+from ._gpu import add_gpu_parser
 from ._options import plugin_option, plugin_registry, strict_option
 from ._run import add_run_parser
 
@@ -437,6 +438,7 @@ def _parser(argv: Sequence[str]) -> argparse.ArgumentParser:
     _add_bench(sub, argv)
     add_run_parser(sub)
     add_extender_parser(sub)
+    add_gpu_parser(sub)
     return parser
 
 

@@ -80,7 +80,8 @@ def policy_name(name: str) -> str:
 class ExperimentConfig:
     """What one experiment runs (the artifact's defaults: tune 1.3, seed 42, Go draws)."""
 
-    policy: str = "06-FGD"
+    policy: str = attrs.field(default="06-FGD", converter=policy_name)
+    """The policy, as its table name (``06-FGD``; ``FGD`` and ``FGDScore`` read as that)."""
     workload: WorkloadConfig = attrs.field(factory=WorkloadConfig)
     typical: TypicalPodsConfig = attrs.field(factory=TypicalPodsConfig)
     checkpoint_every: int = 500
