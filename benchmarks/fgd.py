@@ -159,7 +159,7 @@ def _rows(records: Sequence[dict[str, Any]], which: str) -> list[TableRow]:
             policy=r["policy"],
             tune=str(TUNE),
             seed=r["seed"],
-            total_gpus=r["total_gpus"],
+            total_gpus=r["total_gpus"] if which == "alloc" else None,
             values={int(k): v for k, v in r[which].items()},
         )
         for r in records

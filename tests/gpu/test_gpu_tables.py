@@ -118,3 +118,18 @@ def test_gpu_plot_draws_a_table(tmp_path: Path) -> None:
     assert main(["gpu", "plot", str(table), "--plot", str(image)]) == 0
     assert image.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert main(["gpu", "plot", str(table), "--workload", "other", "--plot", str(image)]) == 2
+
+
+def test_fragmentation_tables_have_no_total_gpus(tmp_path: Path) -> None:
+    path = tmp_path / "frag.csv"
+    frag = TableRow(
+        workload="openb_pod_list_default",
+        policy="06-FGD",
+        tune="1.3",
+        seed=42,
+        total_gpus=None,
+        values={0: 13.91},
+    )
+    write_table(path, [frag])
+    assert path.read_text().splitlines()[0] == HEADER.replace(",total_gpus", "")
+    assert read_table(path) == [frag]

@@ -189,7 +189,7 @@ def _write_tables(result: Any, workload: str, args: argparse.Namespace) -> None:
             policy=result.policy,
             tune=str(args.tune),
             seed=args.seed,
-            total_gpus=result.curve.total_gpus,
+            total_gpus=result.curve.total_gpus if path == args.table else None,
             values=values(),
         )
         write_table(path, [row])

@@ -5,7 +5,8 @@ written in its format, read back, and two tables compared cell by cell.
 
 A row is ``workload, sc_policy, tune, seed, total_gpus, 0 .. 130``: ``openb_pod_list_default,
 06-FGD, 1.3, 42, 6212`` then a value per percent of arrived workload (empty where the run
-had no sample within a percent). Values are written as pandas writes floats (``repr``).
+had no sample within a percent); the fragmentation tables have no ``total_gpus`` column.
+Values are written as pandas writes floats (``repr``).
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ __all__ = [
 
 POINTS = tuple(range(131))
 """The percents of arrived workload (of GPU capacity) a row has a value for."""
-_HEADER = ("workload", "sc_policy", "tune", "seed", "total_gpus", *map(str, POINTS))
+_KEYS = ("workload", "sc_policy", "tune", "seed")
+_HEADER = (*_KEYS, "total_gpus", *map(str, POINTS))
 
 
 @attrs.frozen(kw_only=True)
@@ -42,7 +44,8 @@ class TableRow:
     policy: str
     tune: str
     seed: int
-    total_gpus: int
+    total_gpus: int | None
+    """None in the fragmentation tables, which have no such column."""
     values: Mapping[int, float]
     """Point -> value; a point without a value is absent."""
 
@@ -52,13 +55,16 @@ class TableRow:
 
 
 def write_table(path: str | Path, rows: Iterable[TableRow]) -> None:
-    """Write rows with the artifact's header."""
+    """Write rows with the artifact's header (``total_gpus`` when the rows have it)."""
+    rows = list(rows)
+    with_total = any(r.total_gpus is not None for r in rows)
     with Path(path).open("w", newline="", encoding="utf-8") as handle:
         out = csv.writer(handle, lineterminator="\n")
-        out.writerow(_HEADER)
+        out.writerow(_HEADER if with_total else (*_KEYS, *map(str, POINTS)))
         for row in rows:
             cells = [repr(row.values[p]) if p in row.values else "" for p in POINTS]
-            out.writerow([row.workload, row.policy, row.tune, row.seed, row.total_gpus, *cells])
+            keys = [row.workload, row.policy, row.tune, row.seed]
+            out.writerow([*keys, row.total_gpus, *cells] if with_total else [*keys, *cells])
 
 
 def read_table(path: str | Path) -> list[TableRow]:
@@ -71,7 +77,7 @@ def read_table(path: str | Path) -> list[TableRow]:
     rows: list[TableRow] = []
     with handle:
         reader = csv.DictReader(handle)
-        missing = [c for c in _HEADER if c not in (reader.fieldnames or [])]
+        missing = [c for c in (*_KEYS, *map(str, POINTS)) if c not in (reader.fieldnames or [])]
         if missing:
             raise TraceError(f"{path}: header has no column {', '.join(missing[:5])}")
         for record in reader:
@@ -91,7 +97,8 @@ def _row(record: Mapping[str, str], where: str) -> TableRow:
         except ValueError:
             raise TraceError(f"{where}: column {point}: not a number: {text[:20]!r}") from None
     try:
-        seed, total = int(record["seed"]), int(record["total_gpus"])
+        seed = int(record["seed"])
+        total = int(record["total_gpus"]) if record.get("total_gpus") else None
     except ValueError:
         raise TraceError(f"{where}: seed or total_gpus: not an integer") from None
     return TableRow(
