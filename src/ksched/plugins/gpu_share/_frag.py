@@ -77,7 +77,9 @@ def _percentage_in_range(instance: object, attribute: object, value: float) -> N
 
 def _not_negative(instance: object, attribute: attrs.Attribute[int], value: int) -> None:
     if value < 0:
-        raise ValueError(f"{attribute.name}: must not be negative, not {value!r}")
+        head, *rest = attribute.name.split("_")
+        key = head + "".join(part.title() for part in rest)  # as the YAML spells it
+        raise ValueError(f"{key}: must not be negative, not {value!r}")
 
 
 @attrs.frozen(kw_only=True)
