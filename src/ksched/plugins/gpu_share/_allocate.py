@@ -36,7 +36,7 @@ def open_gpu_share_fit(
     ``preset`` is the pod's own valid gpu-index: each GPU named must have the pod's milli
     free. One GPU: the fullest one that still has room (lowest index among equals). Several:
     GPUs in index order, each taking the pod's milli as often as it has room for it."""
-    milli, count = request.milli, request.count
+    milli, count = request.milli, request.gpu_count
     if milli <= 0 or count <= 0 or not free:
         return None
     n = len(free)
@@ -111,10 +111,10 @@ def subtract(cpu_left: int, free: Sequence[int], request: GpuRequest) -> tuple[i
     A node short of CPU or of GPU count is left as it is; a node short of fitting GPUs keeps
     what was taken before the shortage showed (the artifact's partial result)."""
     out = list(free)
-    if cpu_left < request.cpu or len(free) < request.count:
+    if cpu_left < request.cpu or len(free) < request.gpu_count:
         return cpu_left, out
     cpu_left -= request.cpu
-    wanted = request.count
+    wanted = request.gpu_count
     if wanted == 0:
         return cpu_left, out
     for device in sorted(range(len(out)), key=out.__getitem__):  # stable, ascending

@@ -8,11 +8,14 @@ the ledger (so a row shows exactly what the per-node methods see).
 
 from __future__ import annotations
 
-import numpy as np
+from collections.abc import Callable
 
-from ...framework import IntArray, NodeTable
+import numpy as np
+import numpy.typing as npt
+
+from ...framework import IntArray, NodeTable, Status
 from ._ledger import GpuLedger, NodeGpus
-from ._names import GPU_MODEL, MILLI
+from ._names import GPU_MODEL
 
 __all__ = ["PAD", "GpuColumns"]
 
@@ -26,14 +29,17 @@ _MAX_CLASSES = 62
 class GpuColumns:
     """Per-row GPU arrays, kept in step with one NodeTable."""
 
-    def __init__(self, ledger: GpuLedger) -> None:
+    def __init__(self, ledger: GpuLedger, reject_status: Callable[[str], Status]) -> None:
         self._ledger = ledger
+        self._reject_status = reject_status
         self._table: NodeTable | None = None
         self._epoch = -1
         self._seen = 0
         self.width = 0
         self.count: IntArray = np.zeros(0, dtype=np.int64)
         self.free: IntArray = np.zeros((0, 0), dtype=np.int64)
+        self.sorted_free: IntArray = np.zeros((0, 0), dtype=np.int64)
+        """Each row's free milli in ascending order (PAD past the last GPU)."""
         self.total: IntArray = np.zeros(0, dtype=np.int64)
         """Free milli summed over the row's GPUs."""
         self.max_free: IntArray = np.zeros(0, dtype=np.int64)
@@ -44,6 +50,9 @@ class GpuColumns:
         self.class_count: IntArray = np.zeros(0, dtype=np.int64)
         """How many affinity classes the row's pods have (-1: too many to tell apart)."""
         self.nodes: list[NodeGpus | None] = []
+        self.rejections: npt.NDArray[np.object_] = np.empty(0, dtype=np.object_)
+        """Open-Gpu-Share's rejection of each row's node (its reason names the node)."""
+        self._scalars: IntArray = np.zeros((6, 0), dtype=np.int64)
         self._class_bits: dict[str, int] = {}
         self.changed: list[int] | None = None
         """Rows refreshed by the last ``sync`` (None: all of them)."""
@@ -74,18 +83,26 @@ class GpuColumns:
         n = len(table)
         infos = table.infos
         nodes = [self._ledger.node_gpus(info) for info in infos]
-        width = max((g.count for g in nodes), default=0)
+        width = max((g.gpu_count for g in nodes), default=0)
         self.width = width
         self.nodes = list(nodes)
-        self.count = np.zeros(n, dtype=np.int64)
         self.free = np.full((n, width), PAD, dtype=np.int64)
-        self.total = np.zeros(n, dtype=np.int64)
-        self.max_free = np.full(n, PAD, dtype=np.int64)
-        self.full = np.zeros(n, dtype=np.int64)
-        self.classes = np.zeros(n, dtype=np.int64)
-        self.class_count = np.zeros(n, dtype=np.int64)
+        self.sorted_free = np.full((n, width), PAD, dtype=np.int64)
+        # The per-row amounts are the lines of one array: a row is written at once.
+        self._scalars = np.zeros((6, n), dtype=np.int64)
+        (
+            self.count,
+            self.total,
+            self.max_free,
+            self.full,
+            self.classes,
+            self.class_count,
+        ) = self._scalars
         for row, gpus in enumerate(nodes):
             self._write(row, gpus)
+        names = table.names
+        self.rejections = np.empty(n, dtype=np.object_)
+        self.rejections[:] = [self._reject_status(name) for name in names]
 
     def _refresh(self, table: NodeTable, rows: list[int]) -> None:
         infos = table.infos
@@ -93,26 +110,23 @@ class GpuColumns:
             gpus = self._ledger.node_gpus(infos[row])
             if gpus is self.nodes[row]:
                 continue
-            if gpus.count > self.width:
-                self._widen(gpus.count)
+            if gpus.gpu_count > self.width:
+                self._widen(gpus.gpu_count)
             self.nodes[row] = gpus
             self._write(row, gpus)
 
     def _widen(self, width: int) -> None:
         wider = np.full((len(self.nodes), width), PAD, dtype=np.int64)
         wider[:, : self.width] = self.free
-        self.free, self.width = wider, width
+        ordered = np.full((len(self.nodes), width), PAD, dtype=np.int64)
+        ordered[:, : self.width] = self.sorted_free
+        self.free, self.sorted_free, self.width = wider, ordered, width
 
     def _write(self, row: int, gpus: NodeGpus) -> None:
         free = gpus.free
-        k = len(free)
-        self.count[row] = k
-        line = self.free[row]
-        line[:k] = free
-        line[k:] = PAD
-        self.total[row] = sum(free)
-        self.max_free[row] = max(free) if free else PAD
-        self.full[row] = sum(1 for left in free if left == MILLI)
+        padding = [PAD] * (self.width - len(free))
+        self.free[row] = [*free, *padding]
+        self.sorted_free[row] = [*gpus.ordered, *padding]
         bits = 0
         for cls in gpus.affinity:
             bit = self._class_bits.get(cls)
@@ -122,5 +136,11 @@ class GpuColumns:
                     break
                 bit = self._class_bits[cls] = len(self._class_bits)
             bits |= 1 << bit
-        self.classes[row] = bits
-        self.class_count[row] = -1 if bits < 0 else len(gpus.affinity)
+        self._scalars[:, row] = (
+            len(free),
+            gpus.total_free,
+            gpus.ordered[-1] if free else PAD,
+            gpus.fully_free,
+            bits,
+            -1 if bits < 0 else len(gpus.affinity),
+        )

@@ -129,7 +129,7 @@ def _scale(
     """The normalizing vector (GenerateSchedulingMatchGroups)."""
     groups = len(_formalized(gpus.free)) if method == "extend" else 1
     if norm == "node":
-        return [float(capacity_cpu)] + [float(gpus.count * MILLI)] * groups
+        return [float(capacity_cpu)] + [float(gpus.gpu_count * MILLI)] * groups
     if norm == "pod":
         return [float(request.cpu)] + [float(request.total_milli)] * groups
     return [float(MAX_SPEC_CPU)] + [float(MAX_SPEC_GPU)] * groups

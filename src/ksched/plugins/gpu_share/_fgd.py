@@ -11,8 +11,9 @@ FGD's GPU choice. Other pods are placed by NodeResource.Sub (the fullest GPUs th
 take the lowest-indexed free GPUs. A pod asking for nothing scores 100.
 
 The batch form keeps, per pod spec (cpu, gpu-milli, gpu-count, model), the score and GPU
-choice of every row, and F(before) of every row, and works out again only the rows the
-node table changed since (one per placed pod), all rows of a pass in one numpy evaluation.
+choice of every row and works out again only the rows the node table changed since (one per
+placed pod); F of a node state is worked out once (``NodeFrag.frag_states``: most states
+recur, on other nodes and for other specs).
 """
 
 from __future__ import annotations
@@ -48,6 +49,10 @@ __all__ = ["FGDScore", "FGDScoreArgs", "fgd_score"]
 
 MAX_TYPICAL_PODS = 4096
 """Typical pods one FGD plugin takes (a bound on the work per node)."""
+_PER_ROW = 64
+"""Up to this many rows to score, one by one; more, in one numpy pass."""
+_MEMO_LIMIT = 1 << 17
+"""(pod spec, node state) scores kept (about 300 bytes each)."""
 _CELLS = 8_000_000
 """Rows x specs the kept score columns may hold together."""
 
@@ -91,6 +96,27 @@ def fgd_score(
     return score, exclusive_gpus(gpus.free, request.total_milli)
 
 
+def _state_score(
+    frag: NodeFrag, node_cpu: int, gpus: NodeGpus, request: GpuRequest
+) -> tuple[int, frozenset[int]]:
+    """``fgd_score`` of a state: the score, and for a part-GPU pod the free milli values
+    of the GPUs reaching it (GPUs with equal free milli score the same)."""
+    if not request.is_share:
+        return fgd_score(frag, node_cpu, gpus, request)[0], frozenset()
+    model = gpus.model
+    before = frag.frag(node_cpu, gpus.free, model)
+    by_value: dict[int, int] = {}
+    for device, left in enumerate(gpus.free):
+        if left >= request.milli and left not in by_value:
+            after = list(gpus.free)
+            after[device] -= request.milli
+            by_value[left] = _frag_score(before, frag.frag(node_cpu - request.cpu, after, model))
+    if not by_value:
+        return 0, frozenset()
+    best = max(by_value.values())
+    return best, frozenset(v for v, score in by_value.items() if score == best)
+
+
 @attrs.define(eq=False, slots=True)
 class _Kept:
     """Per-row values kept for one key, valid where ``valid`` says."""
@@ -99,9 +125,6 @@ class _Kept:
     seen: int
     valid: npt.NDArray[np.bool_]
     score: IntArray
-    choice: IntArray
-    """FGD's GPU for a part-GPU pod (-1: none fits); unused otherwise."""
-    before: npt.NDArray[np.float64]
 
     @classmethod
     def empty(cls, table: NodeTable) -> _Kept:
@@ -111,8 +134,6 @@ class _Kept:
             len(table.changed_rows),
             np.zeros(n, dtype=np.bool_),
             np.zeros(n, dtype=np.int64),
-            np.full(n, -1, dtype=np.int64),
-            np.zeros(n, dtype=np.float64),
         )
 
     def catch_up(self, table: NodeTable) -> bool:
@@ -136,9 +157,10 @@ class FGDScore(GpuPolicy):
         super().__init__(handle)
         self.args = args
         self.frag = NodeFrag(args.typical_pods)
-        self._before: _Kept | None = None
         self._specs: OrderedDict[tuple[int, int, int, str], _Kept] = OrderedDict()
-        self._access: tuple[int, npt.NDArray[np.bool_]] | None = None
+        self._models_of: tuple[dict[str, int], list[str]] | None = None
+        self._memo: dict[tuple[Any, ...], tuple[int, frozenset[int]]] = {}
+        """(score, best free values) by (pod spec, node state): see ``_scored``."""
 
     @classmethod
     def new(cls, args: Mapping[str, Any] | None, handle: Handle) -> FGDScore:
@@ -155,18 +177,45 @@ class FGDScore(GpuPolicy):
             raise GpuScoreError(
                 f"Node ({node_info.name}) does not match GPU type request of pod {pod.key}"
             )
-        return fgd_score(self.frag, cpu_left(node_info), gpus, request)[0]
+        return self._scored(request, cpu_left(node_info), gpus)[0]
 
     def select_gpus(
         self, pod: Pod, request: GpuRequest, node_info: NodeInfo, gpus: NodeGpus
     ) -> tuple[int, ...] | None:
-        """allocateGpuIdBasedOnFGDScore (the choice the batch form kept, when current)."""
+        """allocateGpuIdBasedOnFGDScore."""
         if not request.is_share:
             return exclusive_gpus(gpus.free, request.total_milli)
-        kept = self._kept_choice(request, node_info)
-        if kept is not None:
-            return kept
-        return fgd_score(self.frag, cpu_left(node_info), gpus, request)[1]
+        return self._scored(request, cpu_left(node_info), gpus)[1]
+
+    def _scored(
+        self, request: GpuRequest, node_cpu: int, gpus: NodeGpus
+    ) -> tuple[int, tuple[int, ...] | None]:
+        """``fgd_score``, kept per pod spec and node state: a state is its model, the
+        sorted free milli, and the ranks of its CPU before and after among the typical
+        pods' (all F reads of a CPU amount), with whether the pod's CPU fits."""
+        ranks = self.frag.cpu_rank
+        key = (
+            request.spec_key(),
+            gpus.model,
+            gpus.ordered,
+            ranks(node_cpu),
+            ranks(node_cpu - request.cpu),
+            node_cpu >= request.cpu,
+        )
+        kept = self._memo.get(key)
+        if kept is None:
+            kept = _state_score(self.frag, node_cpu, gpus, request)
+            if len(self._memo) >= _MEMO_LIMIT:
+                self._memo.clear()
+            self._memo[key] = kept
+        score, best = kept
+        if not request.is_share:
+            return score, None
+        milli = request.milli
+        for device, left in enumerate(gpus.free):  # the first GPU of a best value
+            if left >= milli and left in best:
+                return score, (device,)
+        return score, None
 
     def uniform_score(self, state: CycleState, pod: Pod, table: NodeTable) -> int | None:
         """100 on every node for a pod asking for nothing."""
@@ -185,8 +234,10 @@ class FGDScore(GpuPolicy):
         cols = self.columns(table)
         kept = self._spec_column(request, table)
         missing = rows[~kept.valid[rows]]
-        if len(missing):
-            self._fill(kept, np.unique(missing), request, table, cols)
+        if len(missing) > _PER_ROW:
+            self._fill(kept, np.unique(missing), request, table, cols)  # sorted, unique
+        elif len(missing):
+            self._fill_rows(kept, missing.tolist(), request, table, cols)
         out: IntArray = kept.score[rows]
         return out
 
@@ -201,97 +252,58 @@ class FGDScore(GpuPolicy):
         self._specs.move_to_end(key)
         return kept
 
-    def _frag_before(
-        self, rows: IntArray, table: NodeTable, cols: GpuColumns
-    ) -> npt.NDArray[np.float64]:
-        kept = self._before
-        if kept is None or not kept.catch_up(table):
-            kept = self._before = _Kept.empty(table)
-        missing = rows[~kept.valid[rows]]
-        if len(missing):
-            kept.before[missing] = self.frag.frag_rows(
-                table.free_cpu[missing],
-                cols.free[missing],
-                cols.count[missing],
-                self._access_rows(table, missing),
-            )
-            kept.valid[missing] = True
-        out: npt.NDArray[np.float64] = kept.before[rows]
-        return out
-
-    def _access_rows(self, table: NodeTable, rows: IntArray) -> npt.NDArray[np.bool_]:
-        """(rows, typical pods): which typical pods accept each row's GPU model."""
+    def _models(self, table: NodeTable) -> tuple[IntArray, list[str]]:
+        """The rows' model codes and the model of each code (the table's vocabulary)."""
         codes, vocabulary = table.label_codes(GPU_MODEL)
-        if self._access is None or self._access[0] != len(vocabulary):
+        if (
+            self._models_of is None
+            or self._models_of[0] is not vocabulary
+            or len(self._models_of[1]) != len(vocabulary)
+        ):
             by_code = [""] * len(vocabulary)
             for model, code in vocabulary.items():
                 by_code[code] = model
-            matrix = np.array(
-                [self.frag.access(m) for m in by_code] + [self.frag.access("")], dtype=np.bool_
-            ).reshape(len(by_code) + 1, len(self.frag.pods))
-            self._access = (len(vocabulary), matrix)
-        matrix = self._access[1]
-        found: npt.NDArray[np.bool_] = matrix[codes[rows]]  # code -1: the last line, no model
-        return found
+            self._models_of = (vocabulary, by_code)
+        return codes, self._models_of[1]
+
+    def _fill_rows(
+        self, kept: _Kept, rows: list[int], request: GpuRequest, table: NodeTable, cols: GpuColumns
+    ) -> None:
+        """Score a few rows one by one (kept per node state: cheaper than a numpy pass)."""
+        free_cpu, nodes = table.free_cpu.tolist(), cols.nodes
+        score_at, valid = kept.score, kept.valid
+        for row in rows:
+            gpus = nodes[row]
+            assert gpus is not None
+            score_at[row] = self._scored(request, free_cpu[row], gpus)[0]
+            valid[row] = True
 
     def _fill(
         self, kept: _Kept, rows: IntArray, request: GpuRequest, table: NodeTable, cols: GpuColumns
     ) -> None:
-        before = self._frag_before(rows, table, cols)
-        cpu, free, count = table.free_cpu[rows], cols.free[rows], cols.count[rows]
-        access = self._access_rows(table, rows)
+        """Score ``rows`` (sorted, unique) for the pod's spec: F before and after every
+        trial placement, the states through ``NodeFrag.frag_states`` in one call."""
+        codes, models = self._models(table)
+        cpu, count, code = table.free_cpu[rows], cols.count[rows], codes[rows]
+        n = len(rows)
         if request.is_share:
-            score, choice = self._share_scores(before, cpu, free, count, access, request)
-            kept.choice[rows] = choice
+            at, trial_cpu, trial_free = _share_trials(cpu, cols.free[rows], count, request)
         else:
-            cpu_after, free_after = _subtract_rows(cpu, free, count, request)
-            after = self.frag.frag_rows(cpu_after, free_after, count, access)
-            score = _scores(before, after)
-        kept.score[rows] = score
+            at = np.arange(n)
+            trial_cpu, trial_free = _subtract_rows(cpu, cols.sorted_free[rows], count, request)
+        frag = self.frag.frag_states(
+            np.concatenate((cpu, trial_cpu)),
+            np.concatenate((cols.free[rows], trial_free)),
+            np.concatenate((count, count[at])),
+            np.concatenate((code, code[at])),
+            models,
+        )
+        scores = _scores(frag[:n][at], frag[n:])
+        if request.is_share:
+            kept.score[rows] = _best_trial(scores, cols.free[rows], count, request)
+        else:
+            kept.score[rows] = scores
         kept.valid[rows] = True
-
-    def _share_scores(
-        self,
-        before: npt.NDArray[np.float64],
-        cpu: IntArray,
-        free: IntArray,
-        count: IntArray,
-        access: npt.NDArray[np.bool_],
-        request: GpuRequest,
-    ) -> tuple[IntArray, IntArray]:
-        """Each row's best score over its GPUs with room, and the first GPU reaching it."""
-        n, width = free.shape
-        if width == 0:
-            return np.zeros(n, dtype=np.int64), np.full(n, -1, dtype=np.int64)
-        devices = np.arange(width)
-        room = (devices < count[:, None]) & (free >= request.milli)  # (R, W)
-        # GPUs with the same free milli give the same state: each value is tried once.
-        same = free[:, :, None] == free[:, None, :]  # (R, W, W)
-        first_same = np.argmax(same, axis=2)  # the first device with that free milli
-        first = room & (first_same == devices[None, :])
-        at_row, at_device = np.nonzero(first)
-        trial = free[at_row].copy()
-        trial[np.arange(len(at_row)), at_device] -= request.milli
-        after = self.frag.frag_rows(cpu[at_row] - request.cpu, trial, count[at_row], access[at_row])
-        tried = np.full((n, width), -1, dtype=np.int64)
-        tried[at_row, at_device] = _scores(before[at_row], after)
-        each = np.where(room, tried[np.arange(n)[:, None], first_same], -1)
-        best = each.max(axis=1)
-        choice = np.where(best >= 0, each.argmax(axis=1), -1)
-        return np.maximum(best, 0), choice
-
-    def _kept_choice(self, request: GpuRequest, node_info: NodeInfo) -> tuple[int, ...] | None:
-        table = getattr(self._handle.snapshot, "table", None)
-        kept = self._specs.get(request.spec_key())
-        if not isinstance(table, NodeTable) or kept is None:
-            return None
-        row = table.index.get(node_info.name)
-        if row is None or table.infos[row] is not node_info or len(kept.valid) != len(table):
-            return None
-        if table.changed_since(kept.epoch, kept.seen) != [] or not kept.valid[row]:
-            return None
-        choice = int(kept.choice[row])
-        return None if choice < 0 else (choice,)
 
 
 def _scores(before: npt.NDArray[np.float64], after: npt.NDArray[np.float64]) -> IntArray:
@@ -308,19 +320,54 @@ def _frag_score_x(x: float) -> int:
 
 
 def _subtract_rows(
-    cpu: IntArray, free: IntArray, count: IntArray, request: GpuRequest
+    cpu: IntArray, ordered: IntArray, count: IntArray, request: GpuRequest
 ) -> tuple[IntArray, IntArray]:
-    """``subtract`` of many rows: CPU, and the pod's milli off the fullest GPUs that fit
-    (the GPUs come back ordered by free milli, which the fragmentation does not see)."""
-    ok = (cpu >= request.cpu) & (count >= request.count)
+    """``subtract`` of many rows, given each row's free milli in ascending order: CPU, and
+    the pod's milli off the fullest GPUs that fit (the GPUs stay in that order, which the
+    fragmentation does not see)."""
+    ok = (cpu >= request.cpu) & (count >= request.gpu_count)
     cpu_after: IntArray = np.where(ok, cpu - request.cpu, cpu)
-    width = free.shape[1]
-    if request.count == 0 or width == 0:
-        return cpu_after, free
+    width = ordered.shape[1]
+    if request.gpu_count == 0 or width == 0:
+        return cpu_after, ordered
     real = np.arange(width) < count[:, None]
-    order = np.argsort(np.where(real, free, np.iinfo(np.int64).max), axis=1, kind="stable")
-    ordered = np.take_along_axis(free, order, axis=1)  # GPUs least free first, PAD last
     fits = real & (ordered >= request.milli) & ok[:, None]
-    take = fits & (np.cumsum(fits, axis=1) <= request.count)
+    take = fits & (np.cumsum(fits, axis=1) <= request.gpu_count)
     free_after: IntArray = ordered - np.where(take, request.milli, 0)
     return cpu_after, free_after
+
+
+def _first_with_room(
+    free: IntArray, count: IntArray, milli: int
+) -> tuple[npt.NDArray[np.bool_], IntArray]:
+    """(GPUs with ``milli`` free, the first GPU of the row with the same free milli)."""
+    width = free.shape[1]
+    room = (np.arange(width) < count[:, None]) & (free >= milli)
+    first_same = np.argmax(free[:, :, None] == free[:, None, :], axis=2)
+    return room, first_same
+
+
+def _share_trials(
+    cpu: IntArray, free: IntArray, count: IntArray, request: GpuRequest
+) -> tuple[IntArray, IntArray, IntArray]:
+    """The trial placements of a part-GPU pod: per row, each distinct free milli among its
+    GPUs with room (GPUs with equal free milli give equal states), as (row position, CPU
+    after, free milli after), rows in order."""
+    room, first_same = _first_with_room(free, count, request.milli)
+    at, device = np.nonzero(room & (first_same == np.arange(free.shape[1])[None, :]))
+    trial = free[at]
+    trial[np.arange(len(at)), device] -= request.milli
+    return at, cpu[at] - request.cpu, trial
+
+
+def _best_trial(scores: IntArray, free: IntArray, count: IntArray, request: GpuRequest) -> IntArray:
+    """Each row's best score over its GPUs with room (0 without one)."""
+    n, width = free.shape
+    if width == 0:
+        return np.zeros(n, dtype=np.int64)
+    room, first_same = _first_with_room(free, count, request.milli)
+    tried = np.full((n, width), -1, dtype=np.int64)
+    tried[room & (first_same == np.arange(width)[None, :])] = scores  # in _share_trials' order
+    each = np.where(room, tried[np.arange(n)[:, None], first_same], -1)
+    out: IntArray = np.maximum(each.max(axis=1), 0)
+    return out

@@ -21,9 +21,7 @@ What a NodeInfo shows is worked out once per NodeInfo version (object and genera
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
-
-import attrs
+from typing import Any, NamedTuple
 
 from ...api import Node, Pod
 from ...framework import NodeInfo
@@ -36,30 +34,29 @@ __all__ = ["GpuLedger", "NodeGpus", "node_gpu_count", "node_gpu_model"]
 _NO_AFFINITY: Mapping[str, int] = {}
 
 
-@attrs.frozen(slots=True)
-class NodeGpus:
+class NodeGpus(NamedTuple):
     """What the GPU plugins read of one node version (the artifact's NodeResource)."""
 
     model: str
     """The node's ``alibabacloud.com/gpu-card-model`` label ("" without one)."""
     free: tuple[int, ...]
     """Free milli per GPU, by device index (1000 minus what the pods there use)."""
-    affinity: Mapping[str, int] = _NO_AFFINITY
+    affinity: Mapping[str, int]
     """GPU affinity class -> how many of the node's pods have it (GpuClustering)."""
+    total_free: int
+    """GetTotalMilliGpuLeft."""
+    fully_free: int
+    """GetFullyFreeGpuNum."""
+    ordered: tuple[int, ...]
+    """``free`` sorted (what the fragmentation sees of the GPUs)."""
 
     @property
-    def count(self) -> int:
+    def gpu_count(self) -> int:
         return len(self.free)
 
-    @property
-    def total_free(self) -> int:
-        """GetTotalMilliGpuLeft."""
-        return sum(self.free)
-
-    @property
-    def fully_free(self) -> int:
-        """GetFullyFreeGpuNum."""
-        return sum(1 for left in self.free if left == MILLI)
+    @classmethod
+    def of(cls, model: str, free: tuple[int, ...], affinity: Mapping[str, int]) -> NodeGpus:
+        return cls(model, free, affinity, sum(free), free.count(MILLI), tuple(sorted(free)))
 
 
 def node_gpu_count(node: Node) -> int:
@@ -100,9 +97,9 @@ class GpuLedger:
     def preset(self, pod: Pod, request: GpuRequest) -> tuple[int, ...] | None:
         """The GPUs a pending pod names itself (a valid, non-empty gpu-index it was not
         given by an earlier attempt of this scheduler), else None."""
-        if not request.index or self.written.get(pod.uid) == request.index:
+        if not request.index_text or self.written.get(pod.uid) == request.index_text:
             return None
-        return parse_gpu_index(request.index) or None
+        return request.devices or None
 
     def forget(self, uid: str) -> None:
         """Drop what is kept for the pod (gone, or reported bound with its gpu-index)."""
@@ -141,7 +138,7 @@ class GpuLedger:
                 continue
             devices = reserved.get(pod.uid)
             if devices is None:
-                devices = parse_gpu_index(request.index) if request.index else ()
+                devices = request.devices
                 if not devices:
                     if devices == ():  # no annotation: placed below; a bad one counts nowhere
                         unplaced.append(request)
@@ -154,4 +151,4 @@ class GpuLedger:
             devices = open_gpu_share_fit(free, request, None)
             for device in devices or ():
                 free[device] -= request.milli
-        return NodeGpus(node_gpu_model(node), tuple(free), affinity or _NO_AFFINITY)
+        return NodeGpus.of(node_gpu_model(node), tuple(free), affinity or _NO_AFFINITY)

@@ -117,8 +117,21 @@ class GpuSelector(Protocol):
 _SKIP = Status(Code.SKIP)
 
 
+_REJECTIONS: dict[str, Status] = {}
+_REJECTIONS_LIMIT = 1 << 17
+
+
 def _reject(node_name: str) -> Status:
-    return Status(Code.UNSCHEDULABLE, (reject_reason(node_name),))
+    """The node's rejection, one object per node name (a status per node name is what
+    the artifact says; made once, it costs nothing when a pod fits nowhere)."""
+    status = _REJECTIONS.get(node_name)
+    if status is None:
+        if len(_REJECTIONS) >= _REJECTIONS_LIMIT:
+            _REJECTIONS.clear()
+        status = _REJECTIONS[node_name] = Status(
+            Code.UNSCHEDULABLE, (reject_reason(node_name),), plugin=OPEN_GPU_SHARE
+        )
+    return status
 
 
 class OpenGpuShare:
@@ -132,8 +145,9 @@ class OpenGpuShare:
         self.ledger = GpuLedger()
         """The GPUs reserved per pod and each node version's GPU state (shared with the
         profile's GPU Score policies)."""
-        self._columns = GpuColumns(self.ledger)
-        self._selector: GpuSelector | bool | None = False  # False: not looked up yet
+        self._columns = GpuColumns(self.ledger, _reject)
+        self._selector: GpuSelector | None = None
+        self._selector_known = False
         cluster = handle.cluster
         self._annotator: PodAnnotator | None = (
             cluster if isinstance(cluster, PodAnnotator) else None
@@ -197,7 +211,7 @@ class OpenGpuShare:
         if not request.wants_gpu:
             return None
         gpus = self.ledger.node_gpus(node_info)
-        if gpus.count == 0 or not accessible(gpus.model, request):
+        if gpus.gpu_count == 0 or not accessible(gpus.model, request):
             return _reject(node_info.name)
         if open_gpu_share_fit(gpus.free, request, self.ledger.preset(pod, request)) is None:
             return _reject(node_info.name)
@@ -210,27 +224,28 @@ class OpenGpuShare:
         if self.ledger.preset(pod, request) is not None:
             return None  # the pod names its GPUs: judged per node
         cols = self.columns(table)
-        milli, count = request.milli, request.count
+        milli, count = request.milli, request.gpu_count
         if count <= 0:
             return np.zeros(len(table), dtype=np.bool_)
-        mask: BoolArray = cols.count > 0
-        if request.model:
-            mask &= model_mask(table, request)
+        # A node without GPUs has PAD as its free milli and no full GPU: it fails each test.
+        mask: BoolArray
         if count == 1:
-            mask &= cols.max_free >= milli
+            mask = cols.max_free >= milli
         elif milli == MILLI:
-            mask &= cols.full >= count
+            mask = cols.full >= count
         else:
             free = cols.free
-            slots = np.where(free >= milli, free // milli, 0).sum(axis=1)
-            mask &= slots >= count
+            mask = np.where(free >= milli, free // milli, 0).sum(axis=1) >= count
+        if request.model:
+            mask &= model_mask(table, request)
         return mask
 
-    def filter_batch_statuses(
+    def filter_batch_status_groups(
         self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray
-    ) -> list[Status | None]:
-        names = table.names
-        return [_reject(names[row]) for row in rows.tolist()]
+    ) -> tuple[list[Status | None], IntArray]:
+        """Every rejected row has its own reason (its node's name)."""
+        distinct: list[Status | None] = self.columns(table).rejections[rows].tolist()
+        return distinct, np.arange(len(distinct), dtype=np.int64)
 
     # -- Reserve / Unreserve
 
@@ -258,12 +273,12 @@ class OpenGpuShare:
         node_name = node_info.name
         preset = self.ledger.preset(pod, request)
         if preset is not None:
-            if all(0 <= d < gpus.count and gpus.free[d] >= request.milli for d in preset):
+            if all(0 <= d < gpus.gpu_count and gpus.free[d] >= request.milli for d in preset):
                 return preset
             return Status.error(
-                f"pod {pod.key}: gpu-index {request.index!r} does not fit node {node_name}"
+                f"pod {pod.key}: gpu-index {request.index_text!r} does not fit node {node_name}"
             )
-        if request.milli < MILLI and request.count > 1:
+        if request.milli < MILLI and request.gpu_count > 1:
             found = open_gpu_share_fit(gpus.free, request, None)
         else:
             found = self._select(pod, request, node_info, gpus)
@@ -287,12 +302,13 @@ class OpenGpuShare:
     def _policy(self, method: str) -> GpuSelector | None:
         """The profile's Score policy that ``method`` names (``auto``: the first one)."""
         if method == "auto":
-            if self._selector is False:
+            if not self._selector_known:  # the profile is complete from the first cycle on
                 self._selector = next(
                     (p for _, p in self._handle.plugins_at("score") if isinstance(p, GpuSelector)),
                     None,
                 )
-            return self._selector if isinstance(self._selector, GpuSelector) else None
+                self._selector_known = True
+            return self._selector
         for name, plugin in self._handle.plugins_at("score"):
             if name == method and isinstance(plugin, GpuSelector):
                 return plugin
@@ -353,7 +369,7 @@ class _InMemoryOpenGpuShare(OpenGpuShare):
 def gpu_fragment(pod: Pod, ledger: GpuLedger) -> object:
     """What the GPU plugins read of a pod's annotations (its signature fragment)."""
     request = gpu_request(pod)
-    return (request.milli, request.count, request.model, ledger.preset(pod, request))
+    return (request.milli, request.gpu_count, request.model, ledger.preset(pod, request))
 
 
 def select_by_method(

@@ -186,9 +186,9 @@ def packing_score(gpus: NodeGpus, request: GpuRequest, pod: Pod, node_name: str)
     """getPackingScore: shared GPUs first, then free GPUs of used nodes, then free nodes."""
     free = gpus.free
     fully_free = gpus.fully_free
-    if fully_free == gpus.count:  # case 3: every GPU is free
+    if fully_free == gpus.gpu_count:  # case 3: every GPU is free
         return max(MAX_NODE_SCORE // 3 - fully_free, fully_free)
-    wanted = request.count
+    wanted = request.gpu_count
     used_fully_free = 0
     chosen: list[int] = []
     for device in sorted(range(len(free)), key=free.__getitem__):  # least free first
@@ -239,12 +239,12 @@ class GpuPackingScore(GpuPolicy):
         if cols.width == 0:
             out0: IntArray = np.maximum(MAX_NODE_SCORE // 3 - full, full)
             return out0
-        ordered = np.sort(cols.free[rows], axis=1)  # least free first; PAD below any GPU
+        ordered = cols.sorted_free[rows]  # least free first; PAD (past the GPUs) never fits
         eligible = ordered >= request.milli
         taken = np.cumsum(eligible, axis=1)
-        if bool((taken[:, -1] < request.count)[~every_free].any()):
+        if bool((taken[:, -1] < request.gpu_count)[~every_free].any()):
             return None  # a node short of GPUs: the per-node method says so
-        chosen = eligible & (taken <= request.count)
+        chosen = eligible & (taken <= request.gpu_count)
         used_full = (chosen & (ordered == MILLI)).sum(axis=1)
         ratio = np.where(chosen, ordered * 100 // MILLI, 0).sum(axis=1)  # each >= 0
         out: IntArray = np.where(

@@ -13,7 +13,16 @@ import random
 from collections.abc import Sequence
 
 from ...api import Pod
-from ...framework import RESOURCES, Handle, NodeInfo, NodeTable, SignFragment, resources_signer
+from ...framework import (
+    RESOURCES,
+    Code,
+    Handle,
+    NodeInfo,
+    NodeTable,
+    SignFragment,
+    Status,
+    resources_signer,
+)
 from ._columns import GpuColumns
 from ._ledger import GpuLedger, NodeGpus
 from ._plugin import SIGN_KEY, OpenGpuShare, gpu_fragment, select_by_method
@@ -36,22 +45,22 @@ class GpuPolicy:
 
     def __init__(self, handle: Handle) -> None:
         self._handle = handle
-        self._share: OpenGpuShare | bool | None = False  # False: not looked up yet
+        self._share: OpenGpuShare | None = None
+        self._share_known = False
         self._own = GpuLedger()
-        self._own_columns = GpuColumns(self._own)
+        self._own_columns = GpuColumns(self._own, lambda name: Status(Code.UNSCHEDULABLE))
 
     def _open_gpu_share(self) -> OpenGpuShare | None:
-        if self._share is False:
-            found = None
+        if not self._share_known:  # the profile is complete from the first cycle on
             for point in ("reserve", "filter"):
-                found = next(
+                self._share = next(
                     (p for _, p in self._handle.plugins_at(point) if isinstance(p, OpenGpuShare)),
                     None,
                 )
-                if found is not None:
+                if self._share is not None:
                     break
-            self._share = found
-        return self._share if isinstance(self._share, OpenGpuShare) else None
+            self._share_known = True
+        return self._share
 
     @property
     def ledger(self) -> GpuLedger:

@@ -11,11 +11,11 @@ integers counts as absent.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Mapping
-
-import attrs
+from typing import NamedTuple
 
 from ...api import InvalidQuantityError, Pod, parse_quantity, pod_requests
 from ._names import (
@@ -42,51 +42,44 @@ _MAX_EXPONENT = 30
 """Exponents beyond this are not worked out: the value is far past MAX_GPU_MILLI (or 0)."""
 
 
-@attrs.frozen(slots=True)
-class GpuRequest:
-    """A pod's GPU ask (the artifact's PodResource, with the annotation strings kept)."""
+class GpuRequest(NamedTuple):
+    """A pod's GPU ask (the artifact's PodResource, with the annotation strings kept).
+
+    A named tuple: one is made per pod version on the hot path, and read per node."""
 
     milli: int
     """Milli of each GPU (``gpu-milli``); at most 0 for a pod without GPUs."""
-    count: int
+    gpu_count: int
     """How many GPUs (``gpu-count``)."""
     model: str
     """The ``gpu-card-model`` annotation as written (``""`` when absent)."""
     models: tuple[str, ...]
     """The models it accepts (empty: any)."""
-    index: str
+    index_text: str
     """The ``gpu-index`` annotation as written (``""`` when absent)."""
+    devices: tuple[int, ...] | None
+    """``index_text`` read (GpuIdStrToIntList): () when absent, None when not a list of ints."""
     cpu: int
     """CPU milli the scoring rules count: each container's request, 100 without one."""
     has_requests: bool
     """Whether the pod requests any resource at all (FGD gives such pods 100)."""
+    affinity: str | None
+    """The pod's GPU affinity class (GetGpuAffinityFromPodAnnotation); None: no GPU. The
+    artifact stops on combinations it has no class for (several GPUs, each in part); those
+    get a class of their own here."""
+    total_milli: int
+    """``milli * count`` (the artifact's TotalMilliGpu)."""
+    is_share: bool
+    """Part of one GPU (``count == 1``, ``milli < 1000``): IsGpuShare."""
 
     @property
     def wants_gpu(self) -> bool:
         """Whether the GPU plugins take the pod into account (gpu-milli above 0)."""
         return self.milli > 0
 
-    @property
-    def total_milli(self) -> int:
-        """``milli * count`` (the artifact's TotalMilliGpu)."""
-        return self.milli * self.count
-
-    @property
-    def is_share(self) -> bool:
-        """Part of one GPU (``count == 1``, ``milli < 1000``): IsGpuShare."""
-        return self.count == 1 and self.milli < MILLI
-
-    @property
-    def affinity(self) -> str | None:
-        """The pod's GPU affinity class (GetGpuAffinityFromPodAnnotation); None: no GPU.
-
-        The artifact stops on combinations it has no class for (several GPUs, each in
-        part); those get a class of their own here."""
-        return affinity_class(self.milli, self.count)
-
     def spec_key(self) -> tuple[int, int, int, str]:
-        """(cpu, milli, count, model): what the score policies read of the pod."""
-        return (self.cpu, self.milli, self.count, self.model)
+        """(cpu, milli, gpu count, model): what the score policies read of the pod."""
+        return (self.cpu, self.milli, self.gpu_count, self.model)
 
 
 def affinity_class(milli: int, count: int) -> str | None:
@@ -110,6 +103,7 @@ def accessible(node_model: str, request: GpuRequest) -> bool:
     return not request.models or node_model in request.models
 
 
+@functools.lru_cache(maxsize=4096)
 def parse_gpu_index(text: str) -> tuple[int, ...] | None:
     """GpuIdStrToIntList: ``"0-1-2"`` -> (0, 1, 2); None when a part is not an integer."""
     if not text:
@@ -131,6 +125,7 @@ def _atoi(text: str) -> int | None:
     return value if -_INT64_MAX - 1 <= value <= _INT64_MAX else None
 
 
+@functools.lru_cache(maxsize=1024)
 def _gpu_milli(text: str | None) -> int:
     """GetGpuMilliFromPodAnnotation: the quantity's Value() (rounded up), 0 when invalid;
     kept within [., MAX_GPU_MILLI]."""
@@ -151,6 +146,7 @@ def _gpu_milli(text: str | None) -> int:
     return min(value, MAX_GPU_MILLI)
 
 
+@functools.lru_cache(maxsize=1024)
 def _gpu_count(text: str | None) -> int:
     """GetGpuCountFromPodAnnotation: strconv.Atoi of the annotation, 0 unless >= 0."""
     value = _atoi(text) if text else None
@@ -169,16 +165,28 @@ def _scoring_cpu(pod: Pod) -> int:
 
 def _read(pod: Pod) -> GpuRequest:
     annotations: Mapping[str, str] = pod.metadata.annotations
-    model = str(annotations.get(GPU_MODEL, "") or "")
+    milli = _gpu_milli(_text(annotations.get(GPU_MILLI)))
+    count = _gpu_count(_text(annotations.get(GPU_COUNT)))
+    model = _text(annotations.get(GPU_MODEL)) or ""
+    index = _text(annotations.get(GPU_INDEX)) or ""
     return GpuRequest(
-        milli=_gpu_milli(_text(annotations.get(GPU_MILLI))),
-        count=_gpu_count(_text(annotations.get(GPU_COUNT))),
-        model=model,
-        models=tuple(m for m in model.split(MODEL_SEPARATOR) if m),
-        index=str(annotations.get(GPU_INDEX, "") or ""),
-        cpu=_scoring_cpu(pod),
-        has_requests=bool(pod_requests(pod)),
+        milli,
+        count,
+        model,
+        _models(model),
+        index,
+        parse_gpu_index(index),
+        _scoring_cpu(pod),
+        bool(pod_requests(pod)),
+        affinity_class(milli, count),
+        milli * count,
+        count == 1 and milli < MILLI,
     )
+
+
+@functools.lru_cache(maxsize=256)
+def _models(model: str) -> tuple[str, ...]:
+    return tuple(m for m in model.split(MODEL_SEPARATOR) if m)
 
 
 def _text(value: object) -> str | None:
@@ -193,11 +201,12 @@ _kept: dict[str, tuple[object, object, GpuRequest]] = {}
 
 def gpu_request(pod: Pod) -> GpuRequest:
     """The pod's GpuRequest, read once per pod version (its metadata and containers)."""
-    kept = _kept.get(pod.metadata.uid)
+    uid = pod.uid
+    kept = _kept.get(uid)
     if kept is not None and kept[0] is pod.metadata and kept[1] is pod.spec.containers:
         return kept[2]
     request = _read(pod)
     if len(_kept) >= _LIMIT:
         _kept.clear()
-    _kept[pod.metadata.uid] = (pod.metadata, pod.spec.containers, request)
+    _kept[uid] = (pod.metadata, pod.spec.containers, request)
     return request
