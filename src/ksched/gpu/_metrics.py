@@ -17,8 +17,7 @@ recorded cluster feeds the same ``GpuClusterState``.
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 
 import attrs
 import numpy as np
@@ -34,6 +33,7 @@ __all__ = [
     "GpuClusterState",
     "GpuCurve",
     "discrete_curve",
+    "gpu_indexes",
     "model_accepted",
     "pod_kind",
 ]
@@ -243,8 +243,6 @@ class GpuCurve:
     frag_ratio: list[float] = attrs.field(factory=list)
     """Fragmentation as a percent of the idle GPU milli."""
     q124_ratio: list[float] = attrs.field(factory=list)
-    failed: Counter[str] = attrs.field(factory=Counter)
-    """Failed pods by kind (``POD_KINDS``)."""
 
     def sample(self, state: GpuClusterState, arrived_gpu_milli: int) -> None:
         """Record the cluster as it is now (after an event)."""
@@ -317,8 +315,3 @@ def _pandas_mean(values: np.ndarray) -> np.float64:
     if count == 0:
         return np.float64(np.nan)
     return np.float64(np.sum(np.where(missing, 0.0, values)) / count)
-
-
-def failed_by_kind(shapes: Iterable[PodShape]) -> Mapping[str, int]:
-    """How many of these (failed) pods are of each kind."""
-    return Counter(pod_kind(s) for s in shapes)

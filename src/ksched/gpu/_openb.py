@@ -48,6 +48,7 @@ __all__ = [
     "pod_manifest",
     "read_nodes",
     "read_pods",
+    "renamed",
     "to_nodes",
     "to_pods",
 ]
