@@ -186,6 +186,10 @@ def run_grid(args: argparse.Namespace) -> None:
                 f"130 %: {record['alloc'].get('130', math.nan)}",
                 flush=True,
             )
+            _write(args, records)  # after every run: a long grid keeps what it has done
+
+
+def _write(args: argparse.Namespace, records: Sequence[dict[str, Any]]) -> None:
     write_table(args.out, _rows(records, "alloc"))
     if args.frag_out:
         write_table(args.frag_out, _rows(records, "frag"))
