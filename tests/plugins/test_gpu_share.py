@@ -10,6 +10,7 @@ import random
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import attrs
 import pytest
 from _gpu_share_fixtures import (
@@ -508,3 +509,90 @@ def test_a_random_pod_order_never_overcommits_a_gpu() -> None:
 def node_gpus_used(plugin: OpenGpuShare, handle: FakeHandle) -> int:
     gpus = plugin.ledger.node_gpus(handle.nodes[0])
     return gpus.gpu_count * 1000 - gpus.total_free
+
+
+# ---- other clusters: an annotation writer, or none; what-if evaluation -------------------
+
+
+class _AnnotatingCluster(InMemoryCluster):
+    """A store that is not the embedded cluster's own but offers ``annotate_pod``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.written: list[tuple[str, dict[str, str]]] = []
+
+    async def annotate_pod(self, pod: Any, annotations: Any) -> None:
+        await anyio.lowlevel.checkpoint()
+        self.written.append((pod.key, dict(annotations)))
+
+
+class _Handle(FakeHandle):
+    def __init__(self, cluster: Any, nodes: Any) -> None:
+        super().__init__(nodes)
+        self.cluster = cluster
+
+
+@pytest.mark.anyio
+async def test_pre_bind_writes_through_a_pod_annotator() -> None:
+    cluster = _AnnotatingCluster()
+    info = _node_with("n1", 2, {0: 900})
+    handle = _Handle(cluster, [info])
+    plugin = OpenGpuShare.new(None, handle)  # type: ignore[arg-type]
+    assert type(plugin) is OpenGpuShare  # a PodAnnotator: the async PreBind
+    plain = OpenGpuShare.new(None, _Handle(InMemoryCluster(), [info]))  # type: ignore[arg-type]
+    assert type(plain) is not OpenGpuShare  # the embedded cluster: written in place
+    pod = gpu_pod("p", milli=500, count=1)
+    state = CycleState()
+    assert plugin.reserve(state, pod, "n1") is None
+    assert plugin.pre_bind_pre_flight(state, pod, "n1") is None
+    assert await plugin.pre_bind(state, pod, "n1") is None
+    assert cluster.written == [("default/p", {INDEX_KEY: "1"})]
+    assert plugin.ledger.written == {"default/p": "1"}
+    # the pod back with its gpu-index needs no PreBind
+    annotated = gpu_pod("p", milli=500, count=1, index="1")
+    assert plugin.pre_bind_pre_flight(state, annotated, "n1") == Status(Code.SKIP)
+
+
+class _PlainStore:
+    """A store with no way to write annotations (only what the plugin subscribes with)."""
+
+    def subscribe(self, listener: Any) -> None:
+        self.listener = listener
+
+    def unsubscribe(self, listener: Any) -> None:
+        self.listener = None
+
+
+def test_without_an_annotation_writer_the_choice_is_kept_until_the_pod_leaves() -> None:
+    store = _PlainStore()
+    info = _node_with("n1", 1, {})
+    plugin = OpenGpuShare(OpenGpuShareArgs(), _Handle(store, [info]))  # type: ignore[arg-type]
+    pod = gpu_pod("p", milli=500, count=1)
+    state = CycleState()
+    assert plugin.reserve(state, pod, "n1") is None
+    assert plugin.pre_bind_pre_flight(state, pod, "n1") == Status(Code.SKIP)
+    bound = gpu_pod("p", milli=500, count=1, node="n1")  # reported bound, no gpu-index
+    store.listener("Pod", pod, bound)
+    assert plugin.ledger.node_gpus(info_of(gpu_node("n1", 1), [bound])).free == (500,)
+    store.listener("Pod", bound, None)
+    assert not plugin.ledger.reserved
+    plugin.close()
+    assert store.listener is None
+
+
+@pytest.mark.anyio
+async def test_evaluate_scores_gpu_nodes_as_the_extender_asks() -> None:
+    # ksched extender serve answers filter/prioritize through Scheduler.evaluate
+    cluster = InMemoryCluster()
+    async with Scheduler.open(gpu_profile("GpuPackingScore"), cluster=cluster) as scheduler:
+        await cluster.add_node(gpu_node("n1", 1))
+        await cluster.add_node(gpu_node("n2", 2, model="T4"))
+        await cluster.add_pod(gpu_pod("a", milli=600, count=1, index="0", node="n1"))
+        await _settle()
+        found = await scheduler.evaluate(gpu_pod("p", milli=300, count=1), score=True)
+        assert found.feasible == ["n1", "n2"]
+        # GpuPacking: the shared GPU (400 free) 100 - 40/10 = 96; the free node max(33-2, 2)
+        assert found.totals == {"n1": 96 * 1000, "n2": 31 * 1000}
+        typed = await scheduler.evaluate(gpu_pod("q", milli=300, count=1, model="T4"))
+        assert typed.feasible == ["n2"]
+        assert typed.statuses.get("n1").reasons == ("Node:n1",)

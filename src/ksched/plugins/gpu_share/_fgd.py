@@ -18,6 +18,7 @@ recur, on other nodes and for other specs).
 
 from __future__ import annotations
 
+import struct
 from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
@@ -40,7 +41,7 @@ from ._allocate import exclusive_gpus, subtract
 from ._columns import GpuColumns
 from ._frag import NodeFrag, TypicalPod, sigmoid
 from ._ledger import NodeGpus
-from ._names import FGD_SCORE, GPU_MODEL
+from ._names import FGD_SCORE, GPU_MODEL, MAX_GPUS_PER_NODE
 from ._policies import GpuScoreError, _rows_accessible
 from ._policy import GpuPolicy, cpu_left
 from ._request import GpuRequest, accessible, gpu_request
@@ -49,8 +50,10 @@ __all__ = ["FGDScore", "FGDScoreArgs", "fgd_score"]
 
 MAX_TYPICAL_PODS = 4096
 """Typical pods one FGD plugin takes (a bound on the work per node)."""
-_PER_ROW = 64
-"""Up to this many rows to score, one by one; more, in one numpy pass."""
+_PER_ROW = 16
+"""Up to this many rows to score, keys made one by one; more, keys made in numpy."""
+_PER_STATE = 24
+"""Up to this many new node states, scored one by one; more, in one numpy pass."""
 _MEMO_LIMIT = 1 << 17
 """(pod spec, node state) scores kept (about 300 bytes each)."""
 _CELLS = 8_000_000
@@ -94,6 +97,10 @@ def fgd_score(
     cpu_after, free_after = subtract(node_cpu, gpus.free, request)
     score = _frag_score(before, frag.frag(cpu_after, free_after, model))
     return score, exclusive_gpus(gpus.free, request.total_milli)
+
+
+_KEY_FORMATS = [struct.Struct(f"={5 + n}q") for n in range(MAX_GPUS_PER_NODE + 1)]
+"""``_state_key``'s layout per GPU count: native int64s, as numpy's ``tobytes`` writes them."""
 
 
 def _state_score(
@@ -159,8 +166,11 @@ class FGDScore(GpuPolicy):
         self.frag = NodeFrag(args.typical_pods)
         self._specs: OrderedDict[tuple[int, int, int, str], _Kept] = OrderedDict()
         self._models_of: tuple[dict[str, int], list[str]] | None = None
-        self._memo: dict[tuple[Any, ...], tuple[int, frozenset[int]]] = {}
-        """(score, best free values) by (pod spec, node state): see ``_scored``."""
+        self._memo: dict[tuple[int, int, int, str], dict[bytes, tuple[int, frozenset[int] | None]]]
+        self._memo = {}
+        """Per pod spec, by node state (``_state_key``): the score and, for a part-GPU pod,
+        the free milli of the GPUs reaching it (None until asked)."""
+        self._stored = 0
 
     @classmethod
     def new(cls, args: Mapping[str, Any] | None, handle: Handle) -> FGDScore:
@@ -190,26 +200,15 @@ class FGDScore(GpuPolicy):
     def _scored(
         self, request: GpuRequest, node_cpu: int, gpus: NodeGpus
     ) -> tuple[int, tuple[int, ...] | None]:
-        """``fgd_score``, kept per pod spec and node state: a state is its model, the
-        sorted free milli, and the ranks of its CPU before and after among the typical
-        pods' (all F reads of a CPU amount), with whether the pod's CPU fits."""
-        ranks = self.frag.cpu_rank
-        key = (
-            request.spec_key(),
-            gpus.model,
-            gpus.ordered,
-            ranks(node_cpu),
-            ranks(node_cpu - request.cpu),
-            node_cpu >= request.cpu,
-        )
-        kept = self._memo.get(key)
-        if kept is None:
-            kept = _state_score(self.frag, node_cpu, gpus, request)
-            if len(self._memo) >= _MEMO_LIMIT:
-                self._memo.clear()
-            self._memo[key] = kept
+        """``fgd_score``, kept per pod spec and node state (``_state_key``)."""
+        memo = self._memo_for(request)
+        key = self._state_key(request, node_cpu, gpus)
+        kept = memo.get(key)
+        if kept is None or (kept[1] is None and request.is_share):
+            kept = memo[key] = _state_score(self.frag, node_cpu, gpus, request)
+            self._stored += 1
         score, best = kept
-        if not request.is_share:
+        if not request.is_share or best is None:
             return score, None
         milli = request.milli
         for device, left in enumerate(gpus.free):  # the first GPU of a best value
@@ -235,11 +234,95 @@ class FGDScore(GpuPolicy):
         kept = self._spec_column(request, table)
         missing = rows[~kept.valid[rows]]
         if len(missing) > _PER_ROW:
-            self._fill(kept, np.unique(missing), request, table, cols)  # sorted, unique
+            kept.score[missing] = self._score_rows(missing, request, table, cols)
+            kept.valid[missing] = True
         elif len(missing):
-            self._fill_rows(kept, missing.tolist(), request, table, cols)
+            free_cpu, nodes = table.free_cpu.tolist(), cols.nodes
+            for row in missing.tolist():
+                gpus = nodes[row]
+                assert gpus is not None
+                kept.score[row] = self._scored(request, free_cpu[row], gpus)[0]
+                kept.valid[row] = True
         out: IntArray = kept.score[rows]
         return out
+
+    def _score_rows(
+        self, rows: IntArray, request: GpuRequest, table: NodeTable, cols: GpuColumns
+    ) -> IntArray:
+        """Scores of many rows: each row's state looked up (keys made in numpy), the new
+        states worked out once each, one by one when few, else in one numpy pass."""
+        keys = self._row_keys(rows, request, table, cols)
+        memo = self._memo_for(request)
+        found = [memo.get(key) for key in keys]
+        first: dict[bytes, int] = {}
+        for i, hit in enumerate(found):
+            if hit is None:
+                first.setdefault(keys[i], i)
+        if first:
+            new = np.array(list(first.values()), dtype=np.int64)
+            if len(new) <= _PER_STATE:
+                free_cpu, nodes = table.free_cpu, cols.nodes
+                for i in new.tolist():
+                    gpus = nodes[int(rows[i])]
+                    assert gpus is not None
+                    memo[keys[i]] = _state_score(self.frag, int(free_cpu[rows[i]]), gpus, request)
+            else:
+                scores = self._fill(rows[new], request, table, cols)
+                for i, score in zip(new.tolist(), scores.tolist(), strict=True):
+                    memo[keys[i]] = (score, None)
+            self._stored += len(first)
+            found = [memo[key] for key in keys]
+        out: IntArray = np.fromiter((hit[0] for hit in found), np.int64, len(found))  # type: ignore[index]
+        return out
+
+    def _row_keys(
+        self, rows: IntArray, request: GpuRequest, table: NodeTable, cols: GpuColumns
+    ) -> list[bytes]:
+        """``_state_key`` of each row, made in numpy."""
+        codes, models = self._models(table)
+        ids = np.array([self.frag.model_id(m) for m in (*models, "")], dtype=np.int64)
+        cpu, count = table.free_cpu[rows], cols.count[rows]
+        thresholds = self.frag.thresholds
+        head = np.stack(
+            (
+                ids[codes[rows]],
+                np.searchsorted(thresholds, cpu, side="right"),
+                np.searchsorted(thresholds, cpu - request.cpu, side="right"),
+                (cpu >= request.cpu).astype(np.int64),
+                count,
+            ),
+            axis=1,
+        )
+        packed = np.ascontiguousarray(
+            np.concatenate((head, cols.sorted_free[rows]), axis=1), dtype=np.int64
+        ).tobytes()
+        size = (5 + cols.width) * 8
+        return [packed[i * size : i * size + (5 + n) * 8] for i, n in enumerate(count.tolist())]
+
+    def _memo_for(self, request: GpuRequest) -> dict[bytes, tuple[int, frozenset[int] | None]]:
+        if self._stored >= _MEMO_LIMIT:
+            self._memo.clear()
+            self._stored = 0
+        memo = self._memo.get(request.spec_key())
+        if memo is None:
+            memo = self._memo[request.spec_key()] = {}
+        return memo
+
+    def _state_key(self, request: GpuRequest, node_cpu: int, gpus: NodeGpus) -> bytes:
+        """A node state as FGD's score of a pod spec reads it: its model, the ranks of its
+        CPU before and after among the typical pods' (all F reads of a CPU amount), whether
+        the pod's CPU fits, and its sorted free milli (as ``_row_keys`` makes it)."""
+        rank = self.frag.cpu_rank
+        ordered = gpus.ordered
+        n = len(ordered)
+        return _KEY_FORMATS[n].pack(
+            self.frag.model_id(gpus.model),
+            rank(node_cpu),
+            rank(node_cpu - request.cpu),
+            int(node_cpu >= request.cpu),
+            n,
+            *ordered,
+        )
 
     def _spec_column(self, request: GpuRequest, table: NodeTable) -> _Kept:
         key = request.spec_key()
@@ -266,21 +349,9 @@ class FGDScore(GpuPolicy):
             self._models_of = (vocabulary, by_code)
         return codes, self._models_of[1]
 
-    def _fill_rows(
-        self, kept: _Kept, rows: list[int], request: GpuRequest, table: NodeTable, cols: GpuColumns
-    ) -> None:
-        """Score a few rows one by one (kept per node state: cheaper than a numpy pass)."""
-        free_cpu, nodes = table.free_cpu.tolist(), cols.nodes
-        score_at, valid = kept.score, kept.valid
-        for row in rows:
-            gpus = nodes[row]
-            assert gpus is not None
-            score_at[row] = self._scored(request, free_cpu[row], gpus)[0]
-            valid[row] = True
-
     def _fill(
-        self, kept: _Kept, rows: IntArray, request: GpuRequest, table: NodeTable, cols: GpuColumns
-    ) -> None:
+        self, rows: IntArray, request: GpuRequest, table: NodeTable, cols: GpuColumns
+    ) -> IntArray:
         """Score ``rows`` (sorted, unique) for the pod's spec: F before and after every
         trial placement, the states through ``NodeFrag.frag_states`` in one call."""
         codes, models = self._models(table)
@@ -300,10 +371,8 @@ class FGDScore(GpuPolicy):
         )
         scores = _scores(frag[:n][at], frag[n:])
         if request.is_share:
-            kept.score[rows] = _best_trial(scores, cols.free[rows], count, request)
-        else:
-            kept.score[rows] = scores
-        kept.valid[rows] = True
+            return _best_trial(scores, cols.free[rows], count, request)
+        return scores
 
 
 def _scores(before: npt.NDArray[np.float64], after: npt.NDArray[np.float64]) -> IntArray:

@@ -238,7 +238,7 @@ class NodeFrag:
         real = np.arange(width) < count[:, None]
         ordered = np.sort(np.where(real, free, _ABSENT), axis=1)
         rank = np.searchsorted(self._thresholds, cpu_left, side="right")
-        ids = np.array([self._model_id(m) for m in (*models, "")], dtype=np.int64)[codes]
+        ids = np.array([self.model_id(m) for m in (*models, "")], dtype=np.int64)[codes]
         key_rows = np.concatenate((ids[:, None], rank[:, None], ordered), axis=1)
         packed = np.ascontiguousarray(key_rows, dtype=np.int64).tobytes()
         size = (width + 2) * 8
@@ -272,7 +272,12 @@ class NodeFrag:
         a state's CPU)."""
         return bisect.bisect_right(self._threshold_list, cpu_left)
 
-    def _model_id(self, model: str) -> int:
+    @property
+    def thresholds(self) -> IntArray:
+        """The typical pods' distinct CPU amounts, ascending (``cpu_rank`` counts them)."""
+        return self._thresholds
+
+    def model_id(self, model: str) -> int:
         """A number for ``model`` that stays the same for this NodeFrag (state keys)."""
         found = self._model_ids.get(model)
         if found is None:

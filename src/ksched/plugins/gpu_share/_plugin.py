@@ -156,10 +156,12 @@ class OpenGpuShare:
 
     @classmethod
     def new(cls, args: Mapping[str, Any] | None, handle: Handle) -> OpenGpuShare:
-        """On the in-memory cluster, a plugin whose PreBind is a plain ``def`` (it writes
-        the annotation in place): the binding cycle then never waits."""
+        """On the in-memory cluster (without an ``annotate_pod`` of its own), a plugin whose
+        PreBind is a plain ``def`` writing the annotation in place: the binding cycle then
+        never waits."""
         parsed = parse_plugin_args(OpenGpuShareArgs, args, plugin=cls.name)
-        if isinstance(handle.cluster, InMemoryCluster):
+        cluster = handle.cluster
+        if isinstance(cluster, InMemoryCluster) and not isinstance(cluster, PodAnnotator):
             return _InMemoryOpenGpuShare(parsed, handle)
         return cls(parsed, handle)
 
