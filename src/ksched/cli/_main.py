@@ -19,6 +19,7 @@ from .._errors import ConfigError, KschedError
 from .._gc import few_collections, kept_for_the_run
 from ..framework import PluginFactory
 from ._extender import add_extender_parser
+from ._gpu import add_gpu_parser
 from ._options import plugin_option, plugin_registry, strict_option
 from ._record import add_record_parser
 from ._replay import add_replay_parser, add_trace_parser
@@ -448,6 +449,7 @@ def _parser(argv: Sequence[str]) -> argparse.ArgumentParser:
     add_record_parser(sub)
     add_replay_parser(sub)
     add_trace_parser(sub)
+    add_gpu_parser(sub)
     return parser
 
 

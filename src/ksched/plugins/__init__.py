@@ -37,6 +37,14 @@ IN_TREE: Mapping[str, str] = {
     "VolumeBinding": "volume_binding:VolumeBinding",
     "VolumeZone": "volume_zone:VolumeZone",
     "DynamicResources": "dynamic_resources:DynamicResources",
+    # GPU sharing and the FGD study's policies, under the artifact's names (gpu_share/)
+    "Open-Gpu-Share": "gpu_share:OpenGpuShare",
+    "RandomScore": "gpu_share:RandomScore",
+    "DotProductScore": "gpu_share:DotProductScore",
+    "GpuClusteringScore": "gpu_share:GpuClusteringScore",
+    "GpuPackingScore": "gpu_share:GpuPackingScore",
+    "BestFitScore": "gpu_share:BestFitScore",
+    "FGDScore": "gpu_share:FGDScore",
 }
 
 

@@ -64,6 +64,9 @@ class Scheduler:
         timings: keep seconds per extension point (``extension_point_seconds``).
         opportunistic_batching: upstream's OpportunisticBatching gate.
         metrics: the Prometheus metrics to record into (``SchedulerMetrics()``).
+        rng: the random source of the tie-breaks and of the plugins' ``Handle.rng``
+            (default: ``random.Random(seed)``); a simulator that breaks ties another way
+            (the first tied node, say) passes its own.
     """
 
     def __init__(
@@ -79,6 +82,7 @@ class Scheduler:
         timings: bool = False,
         opportunistic_batching: bool = True,
         metrics: MetricsRecorder | None = None,
+        rng: random.Random | None = None,
     ) -> None:
         config = config or SchedulerConfig()
         store: ClusterStore = cluster if cluster is not None else InMemoryCluster()
@@ -87,7 +91,7 @@ class Scheduler:
             config=config,
             cluster=store,
             now=now,
-            rng=random.Random(seed),
+            rng=rng if rng is not None else random.Random(seed),
             extenders=_extenders(config, metrics),
             plugin_timeout=plugin_timeout,
             opportunistic_batching=opportunistic_batching,
