@@ -12,6 +12,7 @@ integers counts as absent.
 from __future__ import annotations
 
 import functools
+import math
 import re
 from collections.abc import Mapping
 from typing import NamedTuple
