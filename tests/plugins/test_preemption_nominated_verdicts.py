@@ -86,8 +86,8 @@ async def test_filters_reading_other_nodes_run_both_passes(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     cluster = _cluster()
-    pod = make_pod("p").priority(50).req(cpu="1", memory="1Gi")
-    pod = pod.pod_affinity("kubernetes.io/hostname", {"app": "x"}, anti=True).obj()
+    builder = make_pod("p").priority(50).req(cpu="1", memory="1Gi")
+    pod = builder.pod_affinity("kubernetes.io/hostname", {"app": "x"}, anti=True).obj()
     cluster.apply(pod)
     runs, outcomes = await _cycles(cluster, pod, monkeypatch)
     assert runs == [1, 1]

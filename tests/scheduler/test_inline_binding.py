@@ -41,7 +41,8 @@ class Probe:
         self.bind_tasks: dict[str, int] = {}
         self.pre_binds: list[str] = []
         if async_pre_bind:
-            self.pre_bind = self._async_pre_bind  # type: ignore[method-assign]
+            # this instance's PreBind is async: mypy types the method the class defines
+            self.pre_bind = self._async_pre_bind  # type: ignore[method-assign,assignment]
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         self.filter_tasks[pod.name] = _task()
