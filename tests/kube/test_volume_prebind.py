@@ -211,7 +211,9 @@ async def test_refused_write_fails_with_the_servers_message_and_reverts() -> Non
     cluster = ApiCluster(refuse=CONFLICT)
     await cluster.add(_objects("kubernetes.io/no-provisioner"))
     pl, state, pod = await _reserved(cluster)
-    assert pl.binder.get_pv("pv-1").claim_ref is not None  # type: ignore[union-attr]  # assumed
+    assumed = pl.binder.get_pv("pv-1")
+    assert assumed is not None and assumed.claim_ref is not None
     status = await pl.pre_bind(state, pod, "n1")
     assert status == Status(Code.ERROR, (CONFLICT,))
-    assert pl.binder.get_pv("pv-1").claim_ref is None  # type: ignore[union-attr]
+    reverted = pl.binder.get_pv("pv-1")
+    assert reverted is not None and reverted.claim_ref is None

@@ -18,6 +18,7 @@ from ksched.cluster import InMemoryCluster
 from ksched.framework import (
     Code,
     CycleState,
+    NodeInfo,
     NodeToStatus,
     PostFilterResult,
     Status,
@@ -53,9 +54,9 @@ class _FailingCluster(InMemoryCluster):
 
 
 class PreemptionHandle(FakeHandle):
-    """Nodes, running pods and PDBs; Filter is NodeResourcesFit. No profile is shown
-    (``plugins_at`` is empty), so preemption takes no shortcut; the PreFilter extensions
-    count as active."""
+    """Nodes, running pods and PDBs; Filter is NodeResourcesFit on the node as it is. No
+    profile is shown (``plugins_at`` is empty), so preemption takes no shortcut; the
+    PreFilter extensions count as active."""
 
     def __init__(
         self,
@@ -81,6 +82,12 @@ class PreemptionHandle(FakeHandle):
         )
         self.fit = NodeResourcesFit.new(None, self)
         self.filters = [self.fit]
+
+    async def run_filter_plugins_with_nominated_pods(
+        self, state: CycleState, pod: Pod, node_info: NodeInfo
+    ) -> Status:
+        # These cases filter the node as it is: the nominated pods are not added.
+        return await self.run_filter_plugins(state, pod, node_info)
 
     def plugin(self, args: Mapping[str, Any] | None = None) -> DefaultPreemption:
         return DefaultPreemption.new(args, self)

@@ -1125,7 +1125,7 @@ def test_disabled_on_a_cluster_without_the_resource_api() -> None:
     class NoDRA:
         cluster = object()
 
-    pl = DynamicResources.new(None, NoDRA())  # type: ignore[arg-type]
+    pl = DynamicResources.new(None, NoDRA())  # type: ignore[arg-type]  # no cluster API at all
     assert not pl.enabled
     assert pl.pre_enqueue(_pod()) is None
     assert pl.pre_filter(CycleState(), _pod(), []) == Status(Code.SKIP)

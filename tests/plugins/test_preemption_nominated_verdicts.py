@@ -114,7 +114,9 @@ async def test_a_changed_node_is_filtered_again(monkeypatch: pytest.MonkeyPatch)
     for step in range(2):
         if step == 1:  # the low pod on n0 goes: the node now fits both pods
             runs.append(0)
-            await cluster.evict(cluster.get_pod("default/low0"))  # type: ignore[arg-type]
+            low0 = cluster.get_pod("default/low0")
+            assert low0 is not None
+            await cluster.evict(low0)
         scheduler.cache.update_snapshot(scheduler.snapshot)
         found = await scheduler.algorithm.schedule_pod(fw, CycleState(), pod, UNOBSERVED)
         verdicts.append(found)

@@ -122,8 +122,7 @@ async def test_an_unexpected_fault_in_a_cycle_fails_only_that_attempt() -> None:
                 raise KeyError("lost")
             return await original(fw, state, pod, attempt)
 
-        # the fault goes into this scheduler's own algorithm object, not its class
-        sched.algorithm.schedule_pod = flaky  # type: ignore[method-assign]
+        sched.algorithm.schedule_pod = flaky  # type: ignore[method-assign]  # a fault, injected
         await cluster.add_pod(make_pod("p").req(cpu="100m").obj())
         pod = await cluster.wait_bound("default/p", timeout=10)
         assert pod.spec.node_name == "n1"

@@ -95,9 +95,9 @@ class FakeHandle:
         nominated: Node name -> pods nominated to it, highest priority first.
         plugins: The profile a plugin sees through ``plugins_at``: its plugins in order,
             each shown at the points whose method it has.
-        filters: The Filter chain ``run_filter_plugins_with_nominated_pods`` runs, on the
-            node as given (nominated pods are not added: that is the framework's part,
-            tested through a Scheduler). Defaults to the Filter plugins among
+        filters: The Filter chain ``run_filter_plugins_with_nominated_pods`` runs, in
+            upstream's two passes (first with the higher-or-equal priority pods in
+            ``nominated`` added to the node). Defaults to the Filter plugins among
             ``plugins``; given alone, it runs a chain without showing a profile.
         extensions_active: What ``pre_filter_extensions_active`` answers; None: whether
             a PreFilter plugin among ``plugins`` has extensions.
@@ -230,6 +230,28 @@ class FakeHandle:
     async def run_filter_plugins_with_nominated_pods(
         self, state: CycleState, pod: Pod, node_info: NodeInfo
     ) -> Status:
+        # framework.go RunFilterPluginsWithNominatedPods: a first pass with the
+        # higher-or-equal priority pods nominated to the node added, then one without.
+        added = [
+            p
+            for p in self.nominated_pods_for_node(node_info.name)
+            if p.pod.priority >= pod.priority and p.pod.uid != pod.uid
+        ]
+        if added:
+            state_with, info_with = state.clone(), node_info.clone()
+            for pod_info in added:
+                info_with.add_pod(pod_info)
+                status = self.run_pre_filter_extension_add_pod(state_with, pod, pod_info, info_with)
+                if not status.is_success:
+                    return Status(Code.ERROR, status.reasons, status.plugin)
+            status = await self.run_filter_plugins(state_with, pod, info_with)
+            if not status.is_success:
+                return status
+        return await self.run_filter_plugins(state, pod, node_info)
+
+    async def run_filter_plugins(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        """The ``filters`` on the node as given, in order; the first that does not
+        succeed decides (upstream's PluginsRunner.RunFilterPlugins)."""
         for plugin in self.filters:
             if plugin.name in state.skip_filter_plugins:
                 continue
