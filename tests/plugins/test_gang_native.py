@@ -30,7 +30,7 @@ from ksched.api import (
 from ksched.config import PluginRef, PluginSet, Profile, SchedulerConfig
 from ksched.framework import Code, CycleState, Status
 from ksched.plugins.gang_scheduling import PERMIT_TIMEOUT_SECONDS, GangScheduling
-from ksched.testing import make_node, make_pod
+from ksched.testing import FakePermit, make_node, make_pod
 
 pytestmark = pytest.mark.anyio
 
@@ -395,16 +395,8 @@ async def test_a_member_turned_down_every_time_never_lets_the_gang_bind() -> Non
         assert requested(sched, "n1") == 0
 
 
-class Hold:
-    """A Permit plugin that holds every pod for 60 s (an approval that never comes)."""
-
-    name = "Hold"
-
-    def new(self, args: Any, handle: Any) -> Hold:
-        return self
-
-    def permit(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
-        return Status.wait(60.0)
+HOLD = FakePermit("Hold", wait=60.0)
+"""A Permit plugin that holds every pod for 60 s (an approval that never comes)."""
 
 
 @mock_clock()
@@ -415,7 +407,7 @@ async def test_a_waiting_member_that_leaves_releases_its_siblings_at_once() -> N
     cluster = InMemoryCluster()
     log: list[SchedulingEvent] = []
     cfg = config("Hold", preemption=False)
-    async with start(cluster, cfg, registry={"Hold": Hold().new}, observer=log.append) as sched:
+    async with start(cluster, cfg, registry={"Hold": HOLD.new}, observer=log.append) as sched:
         await cluster.add_node(node("n1", "4"))
         cluster.apply(pod_group("g", 3))
         for i in range(3):
