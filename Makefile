@@ -23,7 +23,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check src tests benchmarks examples
 
 typecheck: $(STAMP)
-	$(BIN)/mypy --strict src/ksched examples/plugins/src/ksched_example_plugins
+	$(BIN)/mypy --strict src/ksched examples/plugins/src/ksched_example_plugins tests benchmarks
 
 unit: $(STAMP)
 	$(BIN)/pytest
