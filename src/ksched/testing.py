@@ -18,6 +18,27 @@ from collections.abc import Mapping
 
 import attrs
 
+from ._testing._handle import FakeHandle as FakeHandle
+from ._testing._handle import FakeSnapshot as FakeSnapshot
+from ._testing._plugins import ERR_REASON_FAKE as ERR_REASON_FAKE
+from ._testing._plugins import Call as Call
+from ._testing._plugins import FakeAsyncBind as FakeAsyncBind
+from ._testing._plugins import FakeAsyncFilter as FakeAsyncFilter
+from ._testing._plugins import FakeAsyncPermit as FakeAsyncPermit
+from ._testing._plugins import FakeAsyncPreBind as FakeAsyncPreBind
+from ._testing._plugins import FakeAsyncScore as FakeAsyncScore
+from ._testing._plugins import FakeBind as FakeBind
+from ._testing._plugins import FakeFilter as FakeFilter
+from ._testing._plugins import FakePermit as FakePermit
+from ._testing._plugins import FakePostBind as FakePostBind
+from ._testing._plugins import FakePostFilter as FakePostFilter
+from ._testing._plugins import FakePreBind as FakePreBind
+from ._testing._plugins import FakePreEnqueue as FakePreEnqueue
+from ._testing._plugins import FakePreFilter as FakePreFilter
+from ._testing._plugins import FakePreScore as FakePreScore
+from ._testing._plugins import FakeQueueSort as FakeQueueSort
+from ._testing._plugins import FakeReserve as FakeReserve
+from ._testing._plugins import FakeScore as FakeScore
 from .api import (
     Affinity,
     Container,
@@ -45,27 +66,6 @@ from .api import (
     quantity_value,
 )
 from .api import PersistentVolumeClaimVolumeSource as _ClaimSource
-from ._testing._handle import FakeHandle as FakeHandle
-from ._testing._handle import FakeSnapshot as FakeSnapshot
-from ._testing._plugins import ERR_REASON_FAKE as ERR_REASON_FAKE
-from ._testing._plugins import Call as Call
-from ._testing._plugins import FakeAsyncBind as FakeAsyncBind
-from ._testing._plugins import FakeAsyncFilter as FakeAsyncFilter
-from ._testing._plugins import FakeAsyncPermit as FakeAsyncPermit
-from ._testing._plugins import FakeAsyncPreBind as FakeAsyncPreBind
-from ._testing._plugins import FakeAsyncScore as FakeAsyncScore
-from ._testing._plugins import FakeBind as FakeBind
-from ._testing._plugins import FakeFilter as FakeFilter
-from ._testing._plugins import FakePermit as FakePermit
-from ._testing._plugins import FakePostBind as FakePostBind
-from ._testing._plugins import FakePostFilter as FakePostFilter
-from ._testing._plugins import FakePreBind as FakePreBind
-from ._testing._plugins import FakePreEnqueue as FakePreEnqueue
-from ._testing._plugins import FakePreFilter as FakePreFilter
-from ._testing._plugins import FakePreScore as FakePreScore
-from ._testing._plugins import FakeQueueSort as FakeQueueSort
-from ._testing._plugins import FakeReserve as FakeReserve
-from ._testing._plugins import FakeScore as FakeScore
 
 __all__ = [
     "ERR_REASON_FAKE",

@@ -128,10 +128,13 @@ class FakeHandle:
         self.cluster = cluster if cluster is not None else InMemoryCluster()
         for obj in objects:
             self.cluster.apply(obj)
-        self.snapshot: SharedLister = snapshot if snapshot is not None else FakeSnapshot(nodes, pods)
+        self.snapshot: SharedLister = (
+            snapshot if snapshot is not None else FakeSnapshot(nodes, pods)
+        )
         self.namespaces = {name: dict(labels) for name, labels in (namespaces or {}).items()}
         self.nominated = {
-            node: [PodInfo.of(p) for p in node_pods] for node, node_pods in (nominated or {}).items()
+            node: [PodInfo.of(p) for p in node_pods]
+            for node, node_pods in (nominated or {}).items()
         }
         self.plugins = list(plugins)
         self.filters: list[FilterPlugin] = (
