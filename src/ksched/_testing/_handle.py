@@ -103,6 +103,10 @@ class FakeHandle:
             a PreFilter plugin among ``plugins`` has extensions.
         now: What ``now()`` returns until ``clock`` is changed.
         seed: The seed of ``rng``.
+        parallelism: The fan-out width a plugin reads (the scheduler's default, 16).
+        profile_name: The profile's ``schedulerName``.
+        metrics: The scheduler's metrics, None when it keeps none.
+        extenders: The configured extenders.
     """
 
     def __init__(
