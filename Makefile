@@ -23,7 +23,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check src tests benchmarks examples
 
 typecheck: $(STAMP)
-	$(BIN)/mypy --strict src/ksched examples/plugins/src/ksched_example_plugins
+	$(BIN)/mypy --strict src/ksched examples/plugins/src/ksched_example_plugins tests benchmarks
 
 # The HTML report's browser test needs Debian's chromium and chromium-driver: installed
 # here when missing and running as root (as CI does); otherwise that test skips, saying why.

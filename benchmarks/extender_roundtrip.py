@@ -29,7 +29,7 @@ from ksched.extender._server import ExtenderServer
 from ksched.extender.serving import EXTENDER_LIMITS
 from ksched.framework import NodeInfo
 from ksched.observability import Serving, ServingOptions, serve_http
-from ksched.testing import make_node, make_pod
+from ksched.testing import FakeSnapshot, make_node, make_pod
 
 HERE = Path(__file__).resolve().parent
 PREEMPT_NODES, VICTIMS_PER_NODE = 16, 4
@@ -51,16 +51,6 @@ SERVED = parse_config(
         ]
     }
 )
-
-
-class _Lister:
-    """The snapshot preemption reads the extender's answer against."""
-
-    def __init__(self, infos: dict[str, NodeInfo]) -> None:
-        self.infos = infos
-
-    def get(self, name: str) -> NodeInfo | None:
-        return self.infos.get(name)
 
 
 async def measure(nodes: int, pods: int, calls: int, tls: bool = False) -> dict[str, Any]:
@@ -107,7 +97,7 @@ async def measure(nodes: int, pods: int, calls: int, tls: bool = False) -> dict[
                 for node in node_objs[:PREEMPT_NODES]
             }
             victims = {name: (tuple(p.pod for p in info.pods), 0) for name, info in infos.items()}
-            lister = _Lister(infos)
+            lister = FakeSnapshot(infos.values())  # preemption reads the answer against it
             preemptor = make_pod("high").priority(100).req(cpu="100m").obj()
             for cache in (False, True):
                 client = ExtenderClient(

@@ -211,7 +211,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                 windows.append((now - window_start) / args.window)
                 window_start = now
         total = time.process_time() - started
-        batching = dict(scheduler.frameworks["default-scheduler"].batch.stats or {})
+        batch = scheduler.frameworks["default-scheduler"].batch
+        batching = dict(batch.stats) if batch is not None else {}
     per_pod_us = [round(w * 1e6, 1) for w in windows]
     return {
         "policy": args.policy,

@@ -23,6 +23,7 @@ import platform
 import statistics
 import sys
 import time
+from collections.abc import Mapping
 from typing import Any
 
 import anyio
@@ -65,17 +66,19 @@ def reference_decision(
     scheduler: ksched.Scheduler, fw: Framework, pod: ksched.Pod, start: int, batch: bool
 ) -> tuple[str, int]:
     """The same plugin bodies in a bare loop. Returns (node, examined nodes)."""
+    # The default profile's in-tree plugins: plain def methods, with batch forms.
+    plugins: Mapping[str, Any] = fw.plugins
     state = CycleState()
     nodes = scheduler.snapshot.list()
     skip_filter = set()
     for name in fw.points.get("preFilter", ()):
-        result = fw.plugins[name].pre_filter(state, pod, nodes)
+        result = plugins[name].pre_filter(state, pod, nodes)
         if isinstance(result, Status) and result.code.name == "SKIP":
             skip_filter.add(name)
     state.skip_filter_plugins = frozenset(skip_filter)
     n = len(nodes)
     limit = num_feasible_nodes_to_find(scheduler.config.percentage_of_nodes_to_score, n)
-    filters = [fw.plugins[name] for name in fw.points["filter"] if name not in skip_filter]
+    filters = [plugins[name] for name in fw.points["filter"] if name not in skip_filter]
     table = scheduler.snapshot.table
     if batch:
         mask = np.ones(n, dtype=np.bool_)
@@ -99,14 +102,14 @@ def reference_decision(
         rows = np.array([table.index[i.name] for i in feasible], dtype=np.int64)
     skip_score = set()
     for name in fw.points.get("preScore", ()):
-        result = fw.plugins[name].pre_score(state, pod, feasible)
+        result = plugins[name].pre_score(state, pod, feasible)
         if isinstance(result, Status) and result.code.name == "SKIP":
             skip_score.add(name)
     total = np.zeros(len(feasible), dtype=np.int64)
     for name in fw.points["score"]:
         if name in skip_score:
             continue
-        plugin = fw.plugins[name]
+        plugin = plugins[name]
         ext = plugin.score_extensions()
         if batch:
             scores = plugin.score_batch(state, pod, table, rows)

@@ -190,7 +190,7 @@ def _synthetic(pods: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
 
 def _from_trace(path: Path) -> list[dict[str, Any]]:
     opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt") as f:  # type: ignore[operator]
+    with opener(path, "rt") as f:
         records = [json.loads(line) for line in f][1:]
     return [
         r["object"] for r in records if r.get("op") == "create" and r["object"].get("kind") == "Pod"

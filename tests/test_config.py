@@ -17,8 +17,10 @@ from ksched.config import (
     load_config,
     parse_config,
 )
+from ksched.framework import PluginFactory
 from ksched.framework.runtime import WaitingPods
 from ksched.scheduler import build_framework
+from ksched.testing import FakeAsyncBind, FakeHandle, FakeQueueSort
 
 
 def test_default_plugins_match_upstream_v1() -> None:
@@ -205,23 +207,9 @@ def test_load_config_reads_yaml() -> None:
     assert config.profiles[0].percentage_of_nodes_to_score == 70
 
 
-class _Sort:
-    name = "Sort"
-
-    def less(self, a: object, b: object) -> bool:
-        return False
-
-
-class _Bind:
-    name = "Bind"
-
-    async def bind(self, state: object, pod: object, node_name: str) -> None:
-        return None
-
-
-REGISTRY: dict[str, Any] = {
-    "Sort": lambda args, handle: _Sort(),
-    "Bind": lambda args, handle: _Bind(),
+REGISTRY: dict[str, PluginFactory] = {
+    "Sort": lambda args, handle: FakeQueueSort("Sort"),
+    "Bind": lambda args, handle: FakeAsyncBind("Bind", status=None),
 }
 
 
@@ -230,7 +218,7 @@ def _build(profile: Profile) -> object:
         SchedulerConfig(profiles=(profile,)),
         profile,
         registry=REGISTRY,
-        handle_for=lambda fw: None,  # type: ignore[arg-type,return-value]
+        handle_for=lambda fw: FakeHandle(),
         waiting_pods=WaitingPods(),
     )
 

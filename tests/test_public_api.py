@@ -31,6 +31,7 @@ PUBLIC_MODULES = [
     "ksched.queue",
     "ksched.scheduler",
     "ksched.simulate",
+    "ksched.testing",
 ]
 
 

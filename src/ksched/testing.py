@@ -1,7 +1,15 @@
-"""Builders for tests and examples, shaped like upstream's ``st.MakePod()``.
+"""What a plugin's tests need, without a scheduler (and for tests with one).
 
-make_pod("p").req(cpu="500m").priority(10).obj()
-make_node("n1").capacity(cpu="4", memory="8Gi").label("zone", "a").obj()
+# pkg/scheduler/testing (st.MakePod, st.MakeNode) and pkg/scheduler/testing/framework
+Builders shaped like upstream's ``st.MakePod()``::
+
+    make_pod("p").req(cpu="500m").priority(10).obj()
+    make_node("n1").capacity(cpu="4", memory="8Gi").label("zone", "a").obj()
+
+:class:`FakeHandle` is the engine as a plugin sees it (``ksched.framework.Handle``), set
+up from plain data; :class:`FakeSnapshot` the cycle's nodes. A fake plugin per extension
+point (``FakeFilter``, ``FakeScore``, ``FakePermit``...) answers as told and records its
+:class:`Call` s. This module imports neither pytest nor any other test runner.
 """
 
 from __future__ import annotations
@@ -10,6 +18,27 @@ from collections.abc import Mapping
 
 import attrs
 
+from ._testing._handle import FakeHandle as FakeHandle
+from ._testing._handle import FakeSnapshot as FakeSnapshot
+from ._testing._plugins import ERR_REASON_FAKE as ERR_REASON_FAKE
+from ._testing._plugins import Call as Call
+from ._testing._plugins import FakeAsyncBind as FakeAsyncBind
+from ._testing._plugins import FakeAsyncFilter as FakeAsyncFilter
+from ._testing._plugins import FakeAsyncPermit as FakeAsyncPermit
+from ._testing._plugins import FakeAsyncPreBind as FakeAsyncPreBind
+from ._testing._plugins import FakeAsyncScore as FakeAsyncScore
+from ._testing._plugins import FakeBind as FakeBind
+from ._testing._plugins import FakeFilter as FakeFilter
+from ._testing._plugins import FakePermit as FakePermit
+from ._testing._plugins import FakePostBind as FakePostBind
+from ._testing._plugins import FakePostFilter as FakePostFilter
+from ._testing._plugins import FakePreBind as FakePreBind
+from ._testing._plugins import FakePreEnqueue as FakePreEnqueue
+from ._testing._plugins import FakePreFilter as FakePreFilter
+from ._testing._plugins import FakePreScore as FakePreScore
+from ._testing._plugins import FakeQueueSort as FakeQueueSort
+from ._testing._plugins import FakeReserve as FakeReserve
+from ._testing._plugins import FakeScore as FakeScore
 from .api import (
     Affinity,
     Container,
@@ -38,7 +67,33 @@ from .api import (
 )
 from .api import PersistentVolumeClaimVolumeSource as _ClaimSource
 
-__all__ = ["NodeBuilder", "PodBuilder", "make_node", "make_pod"]
+__all__ = [
+    "ERR_REASON_FAKE",
+    "Call",
+    "FakeAsyncBind",
+    "FakeAsyncFilter",
+    "FakeAsyncPermit",
+    "FakeAsyncPreBind",
+    "FakeAsyncScore",
+    "FakeBind",
+    "FakeFilter",
+    "FakeHandle",
+    "FakePermit",
+    "FakePostBind",
+    "FakePostFilter",
+    "FakePreBind",
+    "FakePreEnqueue",
+    "FakePreFilter",
+    "FakePreScore",
+    "FakeQueueSort",
+    "FakeReserve",
+    "FakeScore",
+    "FakeSnapshot",
+    "NodeBuilder",
+    "PodBuilder",
+    "make_node",
+    "make_pod",
+]
 
 
 def _resources(values: Mapping[str, str | int]) -> dict[str, int]:

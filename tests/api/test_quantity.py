@@ -133,7 +133,7 @@ def test_surrounding_whitespace_is_invalid(text: str) -> None:
 @pytest.mark.parametrize("value", [True, None, float("inf"), float("nan"), [1]], ids=repr)
 def test_non_quantity_values_raise(value: object) -> None:
     with pytest.raises(InvalidQuantityError):
-        parse_quantity(value)  # type: ignore[arg-type]
+        parse_quantity(value)  # type: ignore[arg-type]  # the wrong type, on purpose
 
 
 def test_invalid_quantity_is_a_value_error() -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
@@ -27,6 +27,8 @@ from ksched.api import (
     read_object,
 )
 from ksched.cluster import KINDS
+
+T = TypeVar("T")
 
 NEWEST = "scheduling.k8s.io/v1alpha2"
 SHAPES = {
@@ -85,9 +87,16 @@ def errors(data: dict[str, Any]) -> list[str]:
 # ---- reading -------------------------------------------------------------------------
 
 
+def read_as(kind: type[T], data: object, read: Callable[[object], object] = read_manifest) -> T:
+    """``read(data)``, which must be a ``kind``."""
+    obj = read(data)
+    assert isinstance(obj, kind), obj
+    return obj
+
+
 @pytest.mark.parametrize("api_version", list(SHAPES))
 def test_workload_reads_every_field_in_each_version(api_version: str) -> None:
-    w = read_manifest(mk_workload(api_version))
+    w = read_as(Workload, mk_workload(api_version))
     assert w == Workload(
         metadata=w.metadata,
         pod_groups=(
@@ -111,7 +120,10 @@ def test_workload_without_api_version_is_read_by_its_shape() -> None:
     for version in ("scheduling.k8s.io/v1alpha1", NEWEST):
         data = mk_workload(version)
         del data["apiVersion"]
-        assert [g.name for g in read_object(data).pod_groups] == ["group1", "group2"]
+        assert [g.name for g in read_as(Workload, data, read_object).pod_groups] == [
+            "group1",
+            "group2",
+        ]
 
 
 def test_native_pod_group_reads_every_field() -> None:
@@ -124,7 +136,10 @@ def test_native_pod_group_reads_every_field() -> None:
         "group2",
     )
     assert KINDS[type(pg)] == "SchedulingPodGroup"
-    bare = read_manifest(mk_pod_group(podGroupTemplateRef=None, schedulingPolicy={"basic": {}}))
+    bare = read_as(
+        SchedulingPodGroup,
+        mk_pod_group(podGroupTemplateRef=None, schedulingPolicy={"basic": {}}),
+    )
     assert (bare.policy, bare.workload_name, bare.template_name) == (GroupPolicy(), "", "")
 
 
@@ -149,13 +164,13 @@ def test_pod_scheduling_group_and_workload_ref() -> None:
     ref = newest.spec.scheduling_group
     assert ref == SchedulingGroupRef(pod_group_name="workload-group2")
     assert ref.group_key("ns") == "ns/workload-group2"
-    first = read_manifest(
-        pod(workloadRef={"name": "workload", "podGroup": "group2", "podGroupReplicaKey": "r1"})
+    first = read_as(
+        Pod, pod(workloadRef={"name": "workload", "podGroup": "group2", "podGroupReplicaKey": "r1"})
     )
     ref = first.spec.scheduling_group
     assert ref == SchedulingGroupRef(workload="workload", pod_group="group2", replica_key="r1")
     assert ref.group_key("ns") == "ns/workload/group2/r1"
-    assert read_manifest(pod()).spec.scheduling_group is None
+    assert read_as(Pod, pod()).spec.scheduling_group is None
 
 
 def test_pod_template_of_a_job_carries_the_reference() -> None:
@@ -425,7 +440,7 @@ def test_reader_alone_refuses_a_broken_policy() -> None:
 def test_a_scenario_loads_the_workload_api_through_the_same_reader() -> None:
     from ksched.simulate import parse_scenario
 
-    data = {
+    data: dict[str, Any] = {
         "apiVersion": "ksched/v1alpha1",
         "kind": "Scenario",
         "metadata": {"name": "gang"},
@@ -439,13 +454,15 @@ def test_a_scenario_loads_the_workload_api_through_the_same_reader() -> None:
     data["objects"][1]["metadata"]["name"] = "newer"
     objects = parse_scenario(data).objects
     assert [type(o) for o in objects] == [Workload, Workload, SchedulingPodGroup, Pod]
-    assert objects[3].spec.scheduling_group == SchedulingGroupRef(pod_group_name="workload-group2")
+    scheduled = objects[3]
+    assert isinstance(scheduled, Pod)
+    assert scheduled.spec.scheduling_group == SchedulingGroupRef(pod_group_name="workload-group2")
 
 
 def test_a_scenario_deletes_the_native_pod_group_by_its_api_version() -> None:
     from ksched.simulate import parse_scenario
 
-    data = {
+    data: dict[str, Any] = {
         "apiVersion": "ksched/v1alpha1",
         "kind": "Scenario",
         "objects": [mk_pod_group()],

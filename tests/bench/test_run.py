@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
@@ -12,6 +13,17 @@ from ksched import InMemoryCluster
 from ksched.bench import configure_parser, main, plans, to_json
 from ksched.bench._metrics import Collector
 from ksched.bench._ops import _Runner, run_plan
+from ksched.bench._workload import CreateNodes, CreatePods, Plan
+
+T = TypeVar("T")
+
+
+def nth_op(plan: Plan, i: int, kind: type[T]) -> T:
+    """The plan's op ``i``, which must be a ``kind``."""
+    op = plan.ops[i]
+    assert isinstance(op, kind), op
+    return op
+
 
 WORKLOADS = Path(__file__).parents[2] / "benchmarks" / "workloads"
 TEMPLATES = WORKLOADS / "templates"
@@ -92,7 +104,7 @@ def test_label_strategy_round_robin_and_hostname() -> None:
         "TopologySpreading/5Nodes",
     )
     runner = _Runner(p, InMemoryCluster(), Collector())
-    nodes = runner.build_nodes(p.ops[0])  # type: ignore[arg-type]
+    nodes = runner.build_nodes(nth_op(p, 0, CreateNodes))
     assert [n.name for n in nodes] == [f"scheduler-perf-{i}" for i in range(5)]
     zones = [n.labels["topology.kubernetes.io/zone"] for n in nodes]
     assert zones == ["moon-1", "moon-2", "moon-3", "moon-1", "moon-2"]
@@ -107,7 +119,7 @@ def test_label_strategy_round_robin_and_hostname() -> None:
 
 def test_default_node_is_upstreams_base_node(tiny: Path) -> None:
     [p] = plans(str(tiny))
-    nodes = _Runner(p, InMemoryCluster(), Collector()).build_nodes(p.ops[0])  # type: ignore[arg-type]
+    nodes = _Runner(p, InMemoryCluster(), Collector()).build_nodes(nth_op(p, 0, CreateNodes))
     assert nodes[0].name == "node-0-0"
     assert dict(nodes[0].status.allocatable) == {
         "pods": 110,
@@ -174,11 +186,11 @@ def test_node_allocatable_strategy_makes_csinodes_and_limits() -> None:
         str(WORKLOADS / "volume" / "performance-config.yaml"),
         "SchedulingMigratedInTreePVs/500Nodes",
     )
-    op = p.ops[0]
-    nodes = _Runner(p, InMemoryCluster(), Collector()).build_nodes(op)  # type: ignore[arg-type]
+    op = nth_op(p, 0, CreateNodes)
+    nodes = _Runner(p, InMemoryCluster(), Collector()).build_nodes(op)
     assert nodes[0].status.allocatable["attachable-volumes-csi-ebs.csi.aws.com"] == 39
-    assert op.allocatable is not None  # type: ignore[union-attr]
-    csi_node = op.allocatable.csi_node(nodes[0])  # type: ignore[union-attr]
+    assert op.allocatable is not None
+    csi_node = op.allocatable.csi_node(nodes[0])
     assert csi_node.name == nodes[0].name
     assert [(d.name, d.allocatable_count) for d in csi_node.drivers] == [("ebs.csi.aws.com", 39)]
     assert csi_node.migrated_plugins() == {"kubernetes.io/aws-ebs"}
@@ -190,11 +202,11 @@ def test_node_allocatable_strategy_makes_csinodes_and_limits() -> None:
 )
 def test_pods_get_a_bound_claim_and_volume_each(case: str, handle: str) -> None:
     [p] = plans(str(WORKLOADS / "volume" / "performance-config.yaml"), f"{case}/500Nodes")
-    op = p.ops[2]
+    op = nth_op(p, 2, CreatePods)
     runner = _Runner(p, InMemoryCluster(), Collector())
-    pods = runner.build_pods(op)  # type: ignore[arg-type]
-    assert op.volumes is not None  # type: ignore[union-attr]
-    pvc, pv, pod = op.volumes.objects(pods[3], 3)  # type: ignore[union-attr]
+    pods = runner.build_pods(op)
+    assert op.volumes is not None
+    pvc, pv, pod = op.volumes.objects(pods[3], 3)
     ns = pod.namespace
     # CreatePodWithPersistentVolume: pvc-<i> bound to <namespace>-vol-<i>, handle vol-<i>.
     assert (pvc.name, pvc.volume_name, pvc.phase) == ("pvc-3", f"{ns}-vol-3", "Bound")

@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from ksched.cli._inputs import InputError, load_inputs
+from ksched.cluster import object_key
 
 ITEMS = [
     {
@@ -39,7 +40,7 @@ def test_a_json_list_reads_as_its_yaml_twin(tmp_path: Path) -> None:
 def test_json_that_only_yaml_reads_still_loads(tmp_path: Path) -> None:
     path = tmp_path / "node.json"
     path.write_text("# a comment\n" + json.dumps(ITEMS[0]))
-    assert [o.metadata.name for o in load_inputs([path]).objects] == ["n1"]
+    assert [object_key(o) for o in load_inputs([path]).objects] == ["n1"]
 
 
 def test_broken_json_names_the_file(tmp_path: Path) -> None:

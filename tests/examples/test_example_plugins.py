@@ -328,7 +328,9 @@ async def test_gpu_card_type_jobs_that_take_a_node_each_are_batched() -> None:
         for i in range(4):
             job = cpu_pod(f"train-{i}", "3", annotations={CARD: "a100"})
             await cluster.add_pod(job)
-            placed.append((await cluster.wait_bound(job.key, timeout=10)).spec.node_name)
+            node_name = (await cluster.wait_bound(job.key, timeout=10)).spec.node_name
+            assert node_name is not None
+            placed.append(node_name)
         batch = sched.frameworks["default-scheduler"].batch
         assert batch is not None
         assert batch.batched_pods == 3

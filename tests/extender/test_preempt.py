@@ -23,7 +23,7 @@ from ksched.framework import Code, NodeInfo
 from ksched.observability import Request, Response, serve_http
 from ksched.plugins.default_preemption._candidates import Candidate, Victims
 from ksched.plugins.default_preemption._extenders import call_extenders
-from ksched.testing import make_node, make_pod
+from ksched.testing import FakeSnapshot, make_node, make_pod
 
 pytestmark = pytest.mark.anyio
 
@@ -77,30 +77,17 @@ def fails(body: dict[str, Any]) -> Any:
     return Response(500, b"extender preempt error")
 
 
-class Lister:
-    """The cycle's snapshot: a few NodeInfos by name."""
-
-    def __init__(self, infos: Sequence[NodeInfo]) -> None:
-        self.infos = {i.name: i for i in infos}
-
-    def list(self) -> Sequence[NodeInfo]:
-        return list(self.infos.values())
-
-    def get(self, node_name: str) -> NodeInfo | None:
-        return self.infos.get(node_name)
-
-
 PREEMPTOR = make_pod("preemptor").uid("preemptor").priority(1000).obj()
 VICTIM = make_pod("victim").uid("victim").node("node1").priority(100).obj()
 OTHER = make_pod("other").uid("other").node("node1").priority(100).obj()
 ON_NODE2 = make_pod("victim2").uid("victim2").node("node2").priority(100).obj()
 
 
-def snapshot() -> Lister:
+def snapshot() -> FakeSnapshot:
     node1 = NodeInfo.of(make_node("node1").obj(), [VICTIM, OTHER])
     node2 = NodeInfo.of(make_node("node2").obj(), [ON_NODE2])
     node3 = NodeInfo.of(make_node("node3").obj(), [])
-    return Lister([node1, node2, node3])
+    return FakeSnapshot([node1, node2, node3])
 
 
 def candidates(*pairs: tuple[str, Sequence[Pod]]) -> list[Candidate]:
@@ -243,7 +230,7 @@ async def test_the_extender_trims_nodes_and_victims_and_the_next_one_sees_its_an
 async def test_once_no_node_is_left_the_other_extenders_are_not_asked() -> None:
     calls: list[Any] = []
     async with AsyncExitStack() as stack:
-        empty = {"NodeNameToMetaVictims": {}}
+        empty: dict[str, Any] = {"NodeNameToMetaVictims": {}}
         exts = await clients(stack, [(lambda b: empty, PREEMPT), (echo, PREEMPT)], calls)
         found, status = await call_extenders(
             exts, PREEMPTOR, candidates(("node1", [VICTIM])), snapshot()

@@ -5,10 +5,9 @@ plugins run, ExtenderBindingResult out; called by ksched's own client over loopb
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
 
 import anyio
 import httpx
@@ -19,9 +18,9 @@ from ksched.cli import main
 from ksched.config import ExtenderConfig, SchedulerConfig, parse_config
 from ksched.extender import ExtenderClient, ExtenderError
 from ksched.extender._server import ExtenderServer, ServedCluster
-from ksched.framework import Code, CycleState, Status
+from ksched.framework import CycleState, PluginFactory, Status
 from ksched.observability import Request, Response, serve_http
-from ksched.testing import make_node, make_pod
+from ksched.testing import FakeBind, make_node, make_pod
 
 pytestmark = pytest.mark.anyio
 
@@ -32,33 +31,11 @@ def profile(*plugins: str) -> SchedulerConfig:
     return parse_config({"profiles": [{"plugins": {"multiPoint": multi}}]})
 
 
-class Skips:
-    """A Bind plugin that leaves the pod to the next one."""
-
-    name = "Skips"
-
-    @classmethod
-    def new(cls, args: Mapping[str, Any] | None, handle: Any) -> Skips:
-        return cls()
-
-    def bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
-        return Status(Code.SKIP)
-
-
-class Raises:
-    """A Bind plugin with a bug."""
-
-    name = "Raises"
-
-    @classmethod
-    def new(cls, args: Mapping[str, Any] | None, handle: Any) -> Raises:
-        return cls()
-
-    def bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
-        raise RuntimeError("the bind plugin broke")
-
-
-REGISTRY = {"Skips": Skips.new, "Raises": Raises.new}
+SKIPS = FakeBind("Skips")
+"""A Bind plugin that leaves the pod to the next one."""
+RAISES = FakeBind("Raises", raises=RuntimeError("the bind plugin broke"))
+"""A Bind plugin with a bug."""
+REGISTRY: dict[str, PluginFactory] = {"Skips": SKIPS.new, "Raises": RAISES.new}
 
 
 @asynccontextmanager

@@ -29,7 +29,7 @@ from ksched.framework.batch import LABELS, RESOURCES, SignFragment
 from ksched.plugins.inter_pod_affinity import InterPodAffinity
 from ksched.plugins.pod_topology_spread import PodTopologySpread
 from ksched.scheduler import Scheduler
-from ksched.testing import make_node, make_pod
+from ksched.testing import FakeHandle, make_node, make_pod
 
 # Upstream's batch scenarios clear PodTopologySpread's system default constraints:
 # with them every pod is unsignable.
@@ -431,21 +431,24 @@ def _labels_pod() -> Any:
 )
 def test_pod_affinity_signature(pod: Pod, ignore_preferred: bool, want: object) -> None:
     plugin = InterPodAffinity.new(
-        {"ignorePreferredTermsOfExistingPods": ignore_preferred}, handle=None
+        {"ignorePreferredTermsOfExistingPods": ignore_preferred}, handle=FakeHandle()
     )
     got = plugin.sign_pod(pod)
     if want is None:
         assert isinstance(got, Status) and got.code is Code.UNSCHEDULABLE
     else:
-        assert tuple(got) == want  # type: ignore[arg-type]
+        assert not isinstance(got, Status) and tuple(got) == want
 
 
 def test_topology_spread_signs_only_without_constraints() -> None:
-    listed = PodTopologySpread.new({"defaultingType": "List", "defaultConstraints": []}, None)
-    system = PodTopologySpread.new(None, None)
+    listed = PodTopologySpread.new(
+        {"defaultingType": "List", "defaultConstraints": []}, FakeHandle()
+    )
+    system = PodTopologySpread.new(None, FakeHandle())
     plain = make_pod("p").obj()
     spread = make_pod("p").spread(1, "zone", {"app": "a"}).obj()
-    assert tuple(listed.sign_pod(plain)) == ()  # type: ignore[arg-type]
+    signed = listed.sign_pod(plain)
+    assert not isinstance(signed, Status) and tuple(signed) == ()
     assert isinstance(listed.sign_pod(spread), Status)
     assert isinstance(system.sign_pod(plain), Status)
 

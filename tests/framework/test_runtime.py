@@ -13,13 +13,22 @@ from ksched.framework import (
     CycleState,
     NodeInfo,
     NodeToStatus,
-    PostFilterResult,
     PreFilterResult,
     Status,
 )
 from ksched.framework._calls import MAX_PERMIT_TIMEOUT
 from ksched.framework.runtime import Framework, WaitingPods
-from ksched.testing import make_node, make_pod
+from ksched.testing import (
+    Call,
+    FakeAsyncBind,
+    FakeAsyncFilter,
+    FakeFilter,
+    FakePermit,
+    FakePostFilter,
+    FakePreEnqueue,
+    make_node,
+    make_pod,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -43,51 +52,30 @@ def framework(
     )
 
 
-class Filter:
-    """Rejects the nodes in ``reject``; records each call as (plugin, node)."""
-
-    def __init__(
-        self,
-        name: str,
-        log: list[tuple[str, str]],
-        reject: Sequence[str] = (),
-        *,
-        code: Code = Code.UNSCHEDULABLE,
-        raises: bool = False,
-    ) -> None:
-        self.name = name
-        self.log = log
-        self.reject = set(reject)
-        self.code = code
-        self.raises = raises
-
-    def filter(self, state: CycleState, pod: Any, node_info: NodeInfo) -> Status | None:
-        self.log.append((self.name, node_info.name))
-        if self.raises:
-            raise RuntimeError("boom")
-        if node_info.name in self.reject:
-            return Status(self.code, (f"{self.name} says no",))
-        return None
+def says_no(name: str, *nodes: str, code: Code = Code.UNSCHEDULABLE) -> dict[str, Status]:
+    """``status_for`` rejecting ``nodes`` with "<name> says no"."""
+    return {node: Status(code, (f"{name} says no",)) for node in nodes}
 
 
-class AsyncFilter(Filter):
-    async def filter(  # type: ignore[override]
-        self, state: CycleState, pod: Any, node_info: NodeInfo
-    ) -> Status | None:
-        return super().filter(state, pod, node_info)
+def visits(log: Sequence[Call]) -> list[tuple[str, str]]:
+    """(plugin, node) of each Filter call, in order."""
+    return [(c.plugin, c.node) for c in log]
 
 
 # ---- Filter -------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("cls", [Filter, AsyncFilter], ids=["sync", "async"])
-async def test_filter_stops_at_first_failing_plugin(cls: type[Filter]) -> None:
-    log: list[tuple[str, str]] = []
-    fw = framework([cls("A", log, reject=["n1"]), cls("B", log)], {"filter": ["A", "B"]})
+@pytest.mark.parametrize("cls", [FakeFilter, FakeAsyncFilter], ids=["sync", "async"])
+async def test_filter_stops_at_first_failing_plugin(
+    cls: type[FakeFilter | FakeAsyncFilter],
+) -> None:
+    log: list[Call] = []
+    a, b = cls("A", log=log, status_for=says_no("A", "n1")), cls("B", log=log)
+    fw = framework([a, b], {"filter": ["A", "B"]})
     outcome = await fw.find_feasible(CycleState(), POD, NODES, start=0, limit=3)
     assert [i.name for i in outcome.feasible] == ["n0", "n2"]
-    assert ("B", "n1") not in log
-    assert ("B", "n0") in log and ("B", "n2") in log
+    assert ("B", "n1") not in visits(log)
+    assert ("B", "n0") in visits(log) and ("B", "n2") in visits(log)
     status = outcome.statuses.get("n1")
     assert status.code is Code.UNSCHEDULABLE
     assert status.plugin == "A"
@@ -97,18 +85,19 @@ async def test_filter_stops_at_first_failing_plugin(cls: type[Filter]) -> None:
 
 
 async def test_filter_stops_when_limit_reached_rotating_from_start() -> None:
-    log: list[tuple[str, str]] = []
-    fw = framework([Filter("A", log)], {"filter": ["A"]})
+    log: list[Call] = []
+    fw = framework([FakeFilter("A", log=log)], {"filter": ["A"]})
     outcome = await fw.find_feasible(CycleState(), POD, NODES, start=2, limit=2)
     assert [i.name for i in outcome.feasible] == ["n2", "n0"]
-    assert log == [("A", "n2"), ("A", "n0")]
+    assert visits(log) == [("A", "n2"), ("A", "n0")]
     assert outcome.processed == 2
 
 
-@pytest.mark.parametrize("cls", [Filter, AsyncFilter], ids=["sync", "async"])
-async def test_filter_plugin_that_raises_is_an_error_naming_it(cls: type[Filter]) -> None:
-    log: list[tuple[str, str]] = []
-    fw = framework([cls("Boom", log, raises=True)], {"filter": ["Boom"]})
+@pytest.mark.parametrize("cls", [FakeFilter, FakeAsyncFilter], ids=["sync", "async"])
+async def test_filter_plugin_that_raises_is_an_error_naming_it(
+    cls: type[FakeFilter | FakeAsyncFilter],
+) -> None:
+    fw = framework([cls("Boom", raises=RuntimeError("boom"))], {"filter": ["Boom"]})
     outcome = await fw.find_feasible(CycleState(), POD, NODES, start=0, limit=3)
     assert outcome.error is not None
     assert outcome.error.code is Code.ERROR
@@ -118,21 +107,18 @@ async def test_filter_plugin_that_raises_is_an_error_naming_it(cls: type[Filter]
 
 
 async def test_filter_skipped_after_pre_filter_skip() -> None:
-    log: list[tuple[str, str]] = []
-
-    class Pre(Filter):
+    class Pre(FakeFilter):
         def pre_filter(self, state: CycleState, pod: Any, nodes: Any) -> Status:
             return Status(Code.SKIP)
 
-    fw = framework(
-        [Pre("A", log, reject=["n0", "n1", "n2"])], {"preFilter": ["A"], "filter": ["A"]}
-    )
+    pre = Pre("A", status_for=says_no("A", "n0", "n1", "n2"))
+    fw = framework([pre], {"preFilter": ["A"], "filter": ["A"]})
     state = CycleState()
     _, status, _ = await fw.run_pre_filter(state, POD, NODES)
     assert status.is_success
     outcome = await fw.find_feasible(state, POD, NODES, start=0, limit=3)
     assert len(outcome.feasible) == 3
-    assert log == []
+    assert pre.calls == []
 
 
 async def test_pre_filter_results_intersect_to_empty() -> None:
@@ -155,42 +141,29 @@ async def test_pre_filter_results_intersect_to_empty() -> None:
 # ---- PostFilter ---------------------------------------------------------------------
 
 
-class PostFilter:
-    def __init__(self, name: str, log: list[str], status: Status | None, node: str = "") -> None:
-        self.name = name
-        self.log = log
-        self.status = status
-        self.node = node
-
-    async def post_filter(
-        self, state: CycleState, pod: Any, statuses: NodeToStatus
-    ) -> tuple[PostFilterResult | None, Status | None]:
-        self.log.append(self.name)
-        return PostFilterResult(self.node or None), self.status
-
-
 async def test_post_filter_stops_at_first_success() -> None:
-    log: list[str] = []
+    log: list[Call] = []
     fw = framework(
         [
-            PostFilter("A", log, Status(Code.UNSCHEDULABLE, ("a: no",))),
-            PostFilter("B", log, None, node="n1"),
-            PostFilter("C", log, None, node="n2"),
+            FakePostFilter("A", log=log, status=Status(Code.UNSCHEDULABLE, ("a: no",))),
+            FakePostFilter("B", log=log, nominate="n1"),
+            FakePostFilter("C", log=log, nominate="n2"),
         ],
         {"postFilter": ["A", "B", "C"]},
     )
     result, status = await fw.run_post_filter(CycleState(), POD, NodeToStatus())
     assert status.is_success
     assert result is not None and result.nominated_node_name == "n1"
-    assert log == ["A", "B"]
+    assert [c.plugin for c in log] == ["A", "B"]
 
 
 async def test_post_filter_all_unschedulable_collects_reasons() -> None:
-    log: list[str] = []
+    log: list[Call] = []
+    unresolvable = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("b: no",))
     fw = framework(
         [
-            PostFilter("A", log, Status(Code.UNSCHEDULABLE, ("a: no",))),
-            PostFilter("B", log, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("b: no",))),
+            FakePostFilter("A", log=log, status=Status(Code.UNSCHEDULABLE, ("a: no",))),
+            FakePostFilter("B", log=log, status=unresolvable),
         ],
         {"postFilter": ["A", "B"]},
     )
@@ -198,18 +171,18 @@ async def test_post_filter_all_unschedulable_collects_reasons() -> None:
     assert result is None
     assert status.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE
     assert status.reasons == ("a: no", "b: no")
-    assert log == ["A", "B"]
+    assert [c.plugin for c in log] == ["A", "B"]
 
 
 async def test_post_filter_error_stops() -> None:
-    log: list[str] = []
+    log: list[Call] = []
     fw = framework(
-        [PostFilter("A", log, Status.error("broken")), PostFilter("B", log, None)],
+        [FakePostFilter("A", log=log, status=Status.error("broken")), FakePostFilter("B", log=log)],
         {"postFilter": ["A", "B"]},
     )
     _, status = await fw.run_post_filter(CycleState(), POD, NodeToStatus())
     assert status.code is Code.ERROR and status.plugin == "A"
-    assert log == ["A"]
+    assert [c.plugin for c in log] == ["A"]
 
 
 # ---- Score --------------------------------------------------------------------------
@@ -233,7 +206,7 @@ class Scorer:
 
 
 class AsyncScorer(Scorer):
-    async def score(  # type: ignore[override]
+    async def score(  # type: ignore[override]  # the async twin of Scorer.score
         self, state: CycleState, pod: Any, node_info: NodeInfo
     ) -> int:
         return self.scores[node_info.name]
@@ -334,18 +307,9 @@ async def test_reserve_in_order_unreserve_all_in_reverse() -> None:
 # ---- Permit -------------------------------------------------------------------------
 
 
-class Permit:
-    def __init__(self, name: str, status: Status | None) -> None:
-        self.name = name
-        self.status = status
-
-    def permit(self, state: CycleState, pod: Any, node_name: str) -> Status | None:
-        return self.status
-
-
 async def test_permit_reject_beats_wait() -> None:
     fw = framework(
-        [Permit("W", Status.wait(10)), Permit("R", Status(Code.UNSCHEDULABLE, ("nope",)))],
+        [FakePermit("W", wait=10), FakePermit("R", status=Status(Code.UNSCHEDULABLE, ("nope",)))],
         {"permit": ["W", "R"]},
     )
     status, waiting = await fw.run_permit(CycleState(), POD, "n0", now=100.0)
@@ -357,7 +321,7 @@ async def test_permit_reject_beats_wait() -> None:
 async def test_permit_wait_timeouts_capped_at_15_minutes() -> None:
     assert MAX_PERMIT_TIMEOUT == 900.0
     fw = framework(
-        [Permit("Long", Status.wait(3600)), Permit("Short", Status.wait(30)), Permit("Ok", None)],
+        [FakePermit("Long", wait=3600), FakePermit("Short", wait=30), FakePermit("Ok")],
         {"permit": ["Long", "Short", "Ok"]},
     )
     status, waiting = await fw.run_permit(CycleState(), POD, "n0", now=100.0)
@@ -369,7 +333,9 @@ async def test_permit_wait_timeouts_capped_at_15_minutes() -> None:
 
 
 async def test_permit_all_success() -> None:
-    fw = framework([Permit("A", None), Permit("B", Status(Code.SUCCESS))], {"permit": ["A", "B"]})
+    fw = framework(
+        [FakePermit("A"), FakePermit("B", status=Status(Code.SUCCESS))], {"permit": ["A", "B"]}
+    )
     status, waiting = await fw.run_permit(CycleState(), POD, "n0", now=0.0)
     assert status.is_success and waiting is None
 
@@ -387,9 +353,7 @@ async def test_permit_plugin_that_raises() -> None:
 
 
 async def test_waiting_pod_released_when_all_allow() -> None:
-    fw = framework(
-        [Permit("A", Status.wait(10)), Permit("B", Status.wait(10))], {"permit": ["A", "B"]}
-    )
+    fw = framework([FakePermit("A", wait=10), FakePermit("B", wait=10)], {"permit": ["A", "B"]})
     _, waiting = await fw.run_permit(CycleState(), POD, "n0", now=0.0)
     assert waiting is not None
     waiting.allow("A")
@@ -403,42 +367,31 @@ async def test_waiting_pod_released_when_all_allow() -> None:
 # ---- Bind ---------------------------------------------------------------------------
 
 
-class Binder:
-    def __init__(self, name: str, log: list[str], status: Status | None) -> None:
-        self.name = name
-        self.log = log
-        self.status = status
-
-    async def bind(self, state: CycleState, pod: Any, node_name: str) -> Status | None:
-        self.log.append(self.name)
-        return self.status
-
-
 async def test_bind_first_non_skip_wins() -> None:
-    log: list[str] = []
+    log: list[Call] = []
     fw = framework(
         [
-            Binder("S", log, Status(Code.SKIP)),
-            Binder("E", log, Status.error("cannot")),
-            Binder("Never", log, None),
+            FakeAsyncBind("S", log=log, status=Status(Code.SKIP)),
+            FakeAsyncBind("E", log=log, status=Status.error("cannot")),
+            FakeAsyncBind("Never", log=log, status=None),
         ],
         {"bind": ["S", "E", "Never"]},
     )
     status = await fw.run_bind(CycleState(), POD, "n0")
     assert status.code is Code.ERROR and status.plugin == "E"
-    assert log == ["S", "E"]
+    assert [c.plugin for c in log] == ["S", "E"]
 
 
 async def test_bind_success_stops() -> None:
-    log: list[str] = []
-    fw = framework([Binder("A", log, None), Binder("B", log, None)], {"bind": ["A", "B"]})
+    log: list[Call] = []
+    binders = [FakeAsyncBind("A", log=log, status=None), FakeAsyncBind("B", log=log, status=None)]
+    fw = framework(binders, {"bind": ["A", "B"]})
     assert (await fw.run_bind(CycleState(), POD, "n0")).is_success
-    assert log == ["A"]
+    assert [c.plugin for c in log] == ["A"]
 
 
 async def test_bind_all_skip() -> None:
-    log: list[str] = []
-    fw = framework([Binder("S", log, Status(Code.SKIP))], {"bind": ["S"]})
+    fw = framework([FakeAsyncBind("S", status=Status(Code.SKIP))], {"bind": ["S"]})
     assert (await fw.run_bind(CycleState(), POD, "n0")).code is Code.SKIP
 
 
@@ -459,17 +412,9 @@ async def test_bind_that_raises_names_plugin() -> None:
 
 
 def test_pre_enqueue_first_rejection_gates() -> None:
-    class Gate:
-        def __init__(self, name: str, status: Status | None) -> None:
-            self.name = name
-            self.status = status
-
-        def pre_enqueue(self, pod: Any) -> Status | None:
-            return self.status
-
+    gated = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("gated",))
     fw = framework(
-        [Gate("A", None), Gate("B", Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("gated",)))],
-        {"preEnqueue": ["A", "B"]},
+        [FakePreEnqueue("A"), FakePreEnqueue("B", status=gated)], {"preEnqueue": ["A", "B"]}
     )
     status = fw.run_pre_enqueue(POD)
     assert status is not None and status.plugin == "B"

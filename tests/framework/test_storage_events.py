@@ -64,7 +64,8 @@ async def test_pvc_created_later_requeues_the_pod() -> None:
     async with Scheduler.open(cluster=cluster):
         await cluster.add_pod(make_pod("web").pvc("data").obj())
         await anyio.sleep(30)
-        assert cluster.get_pod("default/web").spec.node_name is None  # type: ignore[union-attr]
+        web = cluster.get_pod("default/web")
+        assert web is not None and web.spec.node_name is None
         start = anyio.current_time()
         cluster.apply(
             PersistentVolumeClaim(

@@ -129,7 +129,7 @@ async def test_a_failing_or_out_of_range_answer_falls_back_to_scoring(
     def uniform(self: TaintToleration, state: CycleState, pod: Pod, table: Any) -> int:
         if answer == "raise":
             raise RuntimeError("boom")
-        return answer  # type: ignore[return-value]
+        return answer  # type: ignore[return-value]  # a wrong answer, on purpose
 
     # Patched before the profile is built: the framework binds the methods then.
     monkeypatch.setattr(TaintToleration, "uniform_score", uniform)

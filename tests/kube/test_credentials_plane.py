@@ -266,7 +266,10 @@ async def test_inline_certificates_and_keys_never_touch_the_disk(
          "-subj", "/CN=ksched-test", "-keyout", str(key), "-out", str(cert)],
         check=True, capture_output=True,
     )  # fmt: skip
-    b64 = lambda p: base64.b64encode(p.read_bytes()).decode()  # noqa: E731
+
+    def b64(path: Path) -> str:
+        return base64.b64encode(path.read_bytes()).decode()
+
     user = {
         "token": EXTRA_TOKENS[0],
         "client-certificate-data": b64(cert),
@@ -274,7 +277,8 @@ async def test_inline_certificates_and_keys_never_touch_the_disk(
     }
     cluster = {"server": plane.url, "certificate-authority-data": b64(plane.ca_file)}
     path = _kubeconfig(tmp_path / "config", cluster, user)
-    key.unlink(), cert.unlink()
+    key.unlink()
+    cert.unlink()
     temp = Path(tempfile.gettempdir())
     before, fds = set(temp.iterdir()), _open_fds()
     config = load_kubeconfig(path)
@@ -411,7 +415,7 @@ async def test_a_plugins_client_certificate_is_presented_and_rotated(tmp_path: P
 
     async def handle(stream: anyio.streams.tls.TLSStream) -> None:
         async with stream:
-            peer = stream.extra(anyio.streams.tls.TLSAttribute.peer_certificate)
+            peer: Any = stream.extra(anyio.streams.tls.TLSAttribute.peer_certificate)
             seen.append(dict(x[0] for x in peer["subject"])["commonName"])
             try:
                 while await stream.receive():  # one response per request, until it goes

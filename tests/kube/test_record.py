@@ -17,6 +17,7 @@ from typing import Any
 import anyio
 import pytest
 
+from ksched.api import Pod
 from ksched.kube import KubeClient, TokenBucket
 from ksched.kube._record import Recorder
 from ksched.trace import Anonymizer, Op, TraceEvent, TraceHeader, TraceWriter, open_trace
@@ -149,7 +150,8 @@ async def test_record_as_the_example_rbac_role(
         (Op.UPDATE, None),  # the API server marks it terminating, then removes it
         (Op.DELETE, None),
     ]
-    assert mine[2].object is not None and mine[2].object.is_terminating
+    terminating = mine[2].object
+    assert isinstance(terminating, Pod) and terminating.is_terminating
     assert events[-1].op is Op.END and 5.0 <= events[-1].t <= 9.0
 
 

@@ -15,7 +15,7 @@ import attrs
 import pytest
 from trio.testing import MockClock
 
-from ksched import InMemoryCluster, Pod
+from ksched import InMemoryCluster, Node, Pod
 from ksched.api import (
     ANN_BIND_COMPLETED,
     ANN_BOUND_BY_CONTROLLER,
@@ -32,7 +32,7 @@ from ksched.api import (
 from ksched.cluster._store import VolumeUpdateError
 from ksched.framework import Code, CycleState, NodeInfo, Status
 from ksched.plugins.volume_binding import VolumeBinding
-from ksched.testing import make_node, make_pod
+from ksched.testing import FakeHandle, make_node, make_pod
 
 pytestmark = [
     pytest.mark.anyio,
@@ -62,11 +62,6 @@ class ApiCluster(InMemoryCluster):
             raise VolumeUpdateError(self.refuse)
         self.writes.append(obj)
         self.apply(obj)
-
-
-@attrs.define
-class Handle:
-    cluster: ApiCluster
 
 
 def _objects(provisioner: str) -> list[Any]:
@@ -107,10 +102,11 @@ def _objects(provisioner: str) -> list[Any]:
 async def _reserved(
     cluster: ApiCluster, args: dict[str, Any] | None = None
 ) -> tuple[VolumeBinding, CycleState, Pod]:
-    pl = VolumeBinding.new(args, Handle(cluster))  # type: ignore[arg-type]
+    pl = VolumeBinding.new(args, FakeHandle(cluster=cluster))
     pod = make_pod("web").pvc("data").obj()
     await cluster.add_pod(pod)
-    node = cluster.get("Node", "n1")
+    node: Node | None = cluster.get("Node", "n1")
+    assert node is not None
     info = NodeInfo(node=node, name="n1")
     state = CycleState()
     assert pl.pre_filter(state, pod, [info]) is None
@@ -119,9 +115,16 @@ async def _reserved(
     return pl, state, pod
 
 
+def _claim(cluster: ApiCluster) -> PersistentVolumeClaim:
+    """The claim default/data, as the cluster holds it now."""
+    claim: PersistentVolumeClaim | None = cluster.get("PersistentVolumeClaim", "default/data")
+    assert claim is not None
+    return claim
+
+
 def _bind_claim(cluster: ApiCluster, volume: str) -> None:
     """The PV controller's answer: the claim names the volume, bind-completed."""
-    claim = cluster.get("PersistentVolumeClaim", "default/data")
+    claim = _claim(cluster)
     annotations = {**claim.metadata.annotations, ANN_BIND_COMPLETED: "yes"}
     cluster.apply(
         attrs.evolve(
@@ -196,7 +199,7 @@ async def test_provisioner_giving_up_fails_the_attempt_at_once() -> None:
     async with anyio.create_task_group() as tg:
         tg.start_soon(prebind)
         await anyio.sleep(2)
-        claim = cluster.get("PersistentVolumeClaim", "default/data")
+        claim = _claim(cluster)
         annotations = {"volume.kubernetes.io/storage-provisioner": "csi.example.com"}
         cluster.apply(
             attrs.evolve(claim, metadata=attrs.evolve(claim.metadata, annotations=annotations))
@@ -208,7 +211,9 @@ async def test_refused_write_fails_with_the_servers_message_and_reverts() -> Non
     cluster = ApiCluster(refuse=CONFLICT)
     await cluster.add(_objects("kubernetes.io/no-provisioner"))
     pl, state, pod = await _reserved(cluster)
-    assert pl.binder.get_pv("pv-1").claim_ref is not None  # type: ignore[union-attr]  # assumed
+    assumed = pl.binder.get_pv("pv-1")
+    assert assumed is not None and assumed.claim_ref is not None
     status = await pl.pre_bind(state, pod, "n1")
     assert status == Status(Code.ERROR, (CONFLICT,))
-    assert pl.binder.get_pv("pv-1").claim_ref is None  # type: ignore[union-attr]
+    reverted = pl.binder.get_pv("pv-1")
+    assert reverted is not None and reverted.claim_ref is None

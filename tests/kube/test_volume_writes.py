@@ -13,7 +13,7 @@ import anyio
 import httpx
 import pytest
 
-from ksched.api import ANN_SELECTED_NODE, read_object
+from ksched.api import ANN_SELECTED_NODE, PersistentVolumeClaim, read_object
 from ksched.cluster._store import VolumeUpdateError, VolumeUpdater
 from ksched.kube import RESOURCES, KubeClient, KubeCluster, Reflector, TokenBucket
 from ksched.kube._store import is_older
@@ -38,6 +38,12 @@ CONFLICT = (
 )
 def test_is_older(version: str, than: str, older: bool) -> None:
     assert is_older(version, than) is older
+
+
+def _read_pvc(raw: dict[str, Any]) -> PersistentVolumeClaim:
+    claim = read_object(raw)
+    assert isinstance(claim, PersistentVolumeClaim)
+    return claim
 
 
 def _raw_pvc(rv: str, annotations: dict[str, str] | None = None) -> dict[str, Any]:
@@ -73,11 +79,11 @@ async def test_claim_write_is_a_merge_patch_at_the_cached_version_and_waits_for_
     written = _raw_pvc("12", {ANN_SELECTED_NODE: "n1"})
     store, reflector = _store(httpx.Response(200, json=written), seen)
     assert isinstance(store, VolumeUpdater)
-    assumed = read_object(written)
+    assumed = _read_pvc(written)
     done = anyio.Event()
 
     async def write() -> None:
-        await store.update_volume(assumed)  # type: ignore[arg-type]
+        await store.update_volume(assumed)
         done.set()
 
     async with anyio.create_task_group() as tg:
@@ -103,9 +109,9 @@ async def test_refused_write_raises_with_the_servers_message() -> None:
     seen: list[httpx.Request] = []
     status = {"kind": "Status", "reason": "Conflict", "message": CONFLICT, "code": 409}
     store, _ = _store(httpx.Response(409, json=status), seen)
-    assumed = read_object(_raw_pvc("10", {ANN_SELECTED_NODE: "n1"}))
+    assumed = _read_pvc(_raw_pvc("10", {ANN_SELECTED_NODE: "n1"}))
     with pytest.raises(VolumeUpdateError) as info:
-        await store.update_volume(assumed)  # type: ignore[arg-type]
+        await store.update_volume(assumed)
     assert str(info.value) == CONFLICT
 
 
@@ -114,5 +120,5 @@ async def test_write_of_an_uncached_object_is_refused_without_a_request() -> Non
     store, reflector = _store(httpx.Response(200, json={}), seen)
     reflector._handle({"type": "DELETED", "object": _raw_pvc("11")})
     with pytest.raises(VolumeUpdateError, match='persistentvolumeclaims "data" not found'):
-        await store.update_volume(read_object(_raw_pvc("10")))  # type: ignore[arg-type]
+        await store.update_volume(_read_pvc(_raw_pvc("10")))
     assert seen == []

@@ -71,8 +71,9 @@ def _convert(kind: str, version: str, item: dict[str, Any]) -> Any:
     resource = next(
         r for r in RESOURCES if r.kind == kind and r.version == version and "scheduling" in r.group
     )
-    http = httpx.AsyncClient(base_url="http://k", transport=httpx.MockTransport(lambda r: None))  # type: ignore[arg-type,return-value]
-    reflector = Reflector(KubeClient(http, TokenBucket(0, 0)), resource, print, print)  # type: ignore[arg-type]
+    never_called = httpx.MockTransport(lambda request: httpx.Response(500))  # no request is made
+    http = httpx.AsyncClient(base_url="http://k", transport=never_called)
+    reflector = Reflector(KubeClient(http, TokenBucket(0, 0)), resource, print, print)
     return reflector._convert(item)
 
 

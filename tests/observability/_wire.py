@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 import anyio
 import anyio.abc
@@ -24,7 +25,7 @@ async def echo(request: Request) -> Response:
 
 @asynccontextmanager
 async def serving(
-    handler: Handler = echo, limits: Limits | None = None, **options: object
+    handler: Handler = echo, limits: Limits | None = None, **options: Any
 ) -> AsyncIterator[int]:
     """``serve_http`` on a free loopback port for the block; yields the port."""
     async with anyio.create_task_group() as tg:

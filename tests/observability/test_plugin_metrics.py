@@ -221,12 +221,14 @@ class Plugin:
 
 
 class AsyncPlugin(Plugin):
-    async def filter(  # type: ignore[override]
+    async def filter(  # type: ignore[override]  # the async twin of Plugin.filter
         self, state: CycleState, pod: Any, node_info: NodeInfo
     ) -> Status | None:
         return super().filter(state, pod, node_info)
 
-    async def score(self, state: CycleState, pod: Any, node_info: NodeInfo) -> int:  # type: ignore[override]
+    async def score(  # type: ignore[override]  # the async twin of Plugin.score
+        self, state: CycleState, pod: Any, node_info: NodeInfo
+    ) -> int:
         return 1
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import anyio
 import pytest
 from prometheus_client import CollectorRegistry, generate_latest
@@ -20,9 +22,9 @@ def value(metrics: SchedulerMetrics, name: str, **labels: str) -> float:
     return 0.0 if got is None else got
 
 
-async def _until(condition: object) -> None:
+async def _until(condition: Callable[[], bool]) -> None:
     with anyio.fail_after(10):
-        while not condition():  # type: ignore[operator]
+        while not condition():
             await anyio.sleep(0.01)
 
 

@@ -14,6 +14,7 @@ import os
 import shutil
 import ssl
 import subprocess
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -257,7 +258,7 @@ def test_bad_serving_flags_exit_2_naming_the_flag(
         capture_output=True,
         text=True,
         timeout=60,
-        env={**os.environ, "PATH": f"{Path(os.sys.executable).parent}:{os.environ['PATH']}"},
+        env={**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"},
     )
     assert result.returncode == 2, result.stderr
     assert message in result.stderr

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
-from ksched import InMemoryCluster
 from ksched.api import (
     ANN_BIND_COMPLETED,
     ClaimRef,
@@ -19,26 +18,8 @@ from ksched.api import (
     PersistentVolumeClaim,
     StorageClass,
 )
-from ksched.framework import NodeInfo
 
 GI = 2**30
-
-
-class FakeHandle:
-    """The parts of the Handle the volume plugins use: the cluster and the snapshot."""
-
-    def __init__(self, objects: Iterable[Any] = (), nodes: Sequence[NodeInfo] = ()) -> None:
-        self.cluster = InMemoryCluster()
-        for obj in objects:
-            self.cluster.apply(obj)
-        self.nodes = list(nodes)
-
-    @property
-    def snapshot(self) -> FakeHandle:
-        return self
-
-    def list(self) -> list[NodeInfo]:
-        return self.nodes
 
 
 def pv(

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
 from typing import Any
 
 import pytest
 import yaml
 
-from ksched import InMemoryCluster
 from ksched._errors import ConfigError
 from ksched.api import ObjectMeta, Pod, PodGroup
 from ksched.framework import (
@@ -32,34 +30,15 @@ from ksched.plugins.coscheduling import (
     check_cluster_resource,
 )
 from ksched.simulate import parse_scenario, run_scenario
-from ksched.testing import make_node, make_pod
+from ksched.testing import FakeHandle, make_node, make_pod
+
+CLOCK = 100.0
+"""The handle's clock where a test does not set it."""
 
 
-class FakeHandle:
-    """The parts of the Handle Coscheduling uses, over an InMemoryCluster."""
-
-    def __init__(self, objects: Iterable[Any] = (), nodes: Sequence[NodeInfo] = ()) -> None:
-        self.cluster = InMemoryCluster()
-        for obj in objects:
-            self.cluster.apply(obj)
-        self.nodes = list(nodes)
-        self.clock = 100.0
-        self.waiting: dict[str, WaitingPod] = {}
-        self.activated: list[str] = []
-
-    def now(self) -> float:
-        return self.clock
-
-    def iterate_waiting_pods(self) -> Iterable[WaitingPod]:
-        return list(self.waiting.values())
-
-    def activate(self, pods: Iterable[Pod]) -> None:
-        self.activated.extend(p.name for p in pods)
-
-    def wait(self, pod: Pod) -> WaitingPod:
-        waiting = WaitingPod(pod=pod, node_name="node", pending={"Coscheduling": 1e9})
-        self.waiting[pod.uid] = waiting
-        return waiting
+def hold(handle: FakeHandle, pod: Pod) -> WaitingPod:
+    """``pod`` waits at Permit on "node" for Coscheduling."""
+    return handle.add_waiting_pod(pod, "node", {"Coscheduling": 1e9})
 
 
 def group(
@@ -91,7 +70,7 @@ def member(name: str, pg: str, namespace: str = "ns", **kw: Any) -> Pod:
 
 
 def plugin(handle: FakeHandle, args: dict[str, Any] | None = None) -> Coscheduling:
-    return Coscheduling.new(args, handle)  # type: ignore[arg-type]
+    return Coscheduling.new(args, handle)
 
 
 def queued(pod: Pod, initial: float | None = None) -> QueuedPodInfo:
@@ -125,7 +104,7 @@ ARG_ERRORS = [
 )
 def test_args_validation(args: dict[str, Any], want: str) -> None:
     with pytest.raises(ConfigError, match=want):
-        plugin(FakeHandle(), args)
+        plugin(FakeHandle(now=CLOCK), args)
 
 
 # ---- QueueSort: coscheduling_test.go TestLess ------------------------------------------
@@ -193,7 +172,7 @@ def test_less(
     # Each PodGroup reaches the scheduler when it is created: the plugin orders groups
     # by when it saw them, on the loop's clock (upstream compares creation timestamps
     # with queue timestamps on one wall clock).
-    handle = FakeHandle()
+    handle = FakeHandle(now=CLOCK)
     pl = plugin(handle)
     for pg in pgs:
         handle.clock = pg.metadata.creation_timestamp or 0.0
@@ -206,7 +185,7 @@ def test_less_groups_present_at_start_keep_creation_order() -> None:
     (wall-clock seconds since the epoch), the newest placed at the loop's now."""
     older = group("older", "ns", created=1_700_000_005.0)
     newer = group("newer", "ns", created=1_700_000_007.0)
-    handle = FakeHandle([newer, older])
+    handle = FakeHandle([newer, older], now=CLOCK)
     pl = plugin(handle)  # the loop's clock reads 100
     a = queued(_p("a", "ns", HIGH, "newer"), 99.0)  # queued after "older" was made (98)
     b = queued(_p("b", "ns", HIGH, "older"), 99.5)
@@ -216,7 +195,7 @@ def test_less_groups_present_at_start_keep_creation_order() -> None:
 
 
 def test_close_unsubscribes_from_the_cluster() -> None:
-    handle = FakeHandle()
+    handle = FakeHandle(now=CLOCK)
     pl = plugin(handle)
     handle.cluster.apply(_p("m1", "ns", HIGH, "pg"))
     pl.close()
@@ -226,7 +205,7 @@ def test_close_unsubscribes_from_the_cluster() -> None:
 
 def test_less_after_schedule_failure() -> None:
     """TestLessAfterScheduleFailure: a failed group sorts by its failure time until cleared."""
-    handle = FakeHandle()
+    handle = FakeHandle(now=CLOCK)
     handle.clock = NOW - 20
     pl = plugin(handle)
     for created, name in ((NOW - 10, "pg1"), (NOW - 5, "pg2")):
@@ -289,7 +268,7 @@ PRE_FILTER = [
 @pytest.mark.parametrize(("pod", "pending", "pgs", "want"), [r[1:] for r in PRE_FILTER],
                          ids=[r[0] for r in PRE_FILTER])  # fmt: skip
 def test_pre_filter(pod: Pod, pending: list[Pod], pgs: list[PodGroup], want: str | None) -> None:
-    pl = plugin(FakeHandle([*pgs, *pending, pod]))
+    pl = plugin(FakeHandle([*pgs, *pending, pod], now=CLOCK))
     got = pl.pre_filter(CycleState(), pod, _nodes("4"))
     expected = None if want is None else Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (want,))
     assert got == expected
@@ -298,7 +277,7 @@ def test_pre_filter(pod: Pod, pending: list[Pod], pgs: list[PodGroup], want: str
 def test_pre_filter_group_backoff() -> None:
     """TestPodGroupBackoffTime: with podGroupBackoffSeconds, PostFilter turns the group away."""
     pods = [member(f"pod{i}", "pg1", cpu="1") for i in (1, 2, 3)]
-    handle = FakeHandle([group("pg1", min_member=3), *pods])
+    handle = FakeHandle([group("pg1", min_member=3), *pods], now=CLOCK)
     pl = plugin(handle, {"podGroupBackoffSeconds": 1})
     _, status = pl.post_filter(CycleState(), pods[0], NodeToStatus())
     assert status is not None and status.code is Code.UNSCHEDULABLE
@@ -345,7 +324,7 @@ PERMIT = [
 @pytest.mark.parametrize(("pod", "pgs", "want"), [r[1:] for r in PERMIT],
                          ids=[r[0] for r in PERMIT])  # fmt: skip
 def test_permit(pod: Pod, pgs: list[PodGroup], want: Status | None) -> None:
-    pl = plugin(FakeHandle([*pgs, pod]))
+    pl = plugin(FakeHandle([*pgs, pod], now=CLOCK))
     assert pl.permit(CycleState(), pod, "node") == want
 
 
@@ -353,15 +332,16 @@ def test_permit_quorum_allows_waiting_siblings_and_activates_once() -> None:
     pods = [member(f"p{i}", "pg1") for i in (1, 2, 3)]
     other = member("q", "pg2")
     handle = FakeHandle([group("pg1", min_member=3, timeout=10), group("pg2", min_member=5),
-                         *pods, other])  # fmt: skip
+                         *pods, other], now=CLOCK)  # fmt: skip
     pl = plugin(handle)
     assert pl.permit(CycleState(), pods[0], "node") == Status.wait(10)
-    assert sorted(handle.activated) == ["p2", "p3"]
-    w1 = handle.wait(pods[0])
+    assert sorted(p.name for p in handle.activated) == ["p2", "p3"]
+    w1 = hold(handle, pods[0])
     assert pl.permit(CycleState(), pods[1], "node") == Status.wait(10)
-    assert sorted(handle.activated) == ["p2", "p3"]  # only the first member activates
-    w2 = handle.wait(pods[1])
-    wq = handle.wait(other)
+    # only the first member activates
+    assert sorted(p.name for p in handle.activated) == ["p2", "p3"]
+    w2 = hold(handle, pods[1])
+    wq = hold(handle, other)
     assert pl.permit(CycleState(), pods[2], "node") is None
     assert w1.verdict == Status(Code.SUCCESS, plugin="Coscheduling")
     assert w2.verdict is not None and w2.verdict.is_success
@@ -371,10 +351,14 @@ def test_permit_quorum_allows_waiting_siblings_and_activates_once() -> None:
 def test_permit_wait_time_precedence() -> None:
     """util.GetWaitTimeDuration: group timeout, else args, else 60 s."""
     pod = member("p", "pg1")
-    pl = plugin(FakeHandle([group("pg1", min_member=2), pod]), {"permitWaitingTimeSeconds": 7})
+    pl = plugin(
+        FakeHandle([group("pg1", min_member=2), pod], now=CLOCK), {"permitWaitingTimeSeconds": 7}
+    )
     assert pl.permit(CycleState(), pod, "node") == Status.wait(7)
     pod = member("p", "pg1")
-    pl = plugin(FakeHandle([group("pg1", min_member=2), pod]), {"permitWaitingTimeSeconds": 0})
+    pl = plugin(
+        FakeHandle([group("pg1", min_member=2), pod], now=CLOCK), {"permitWaitingTimeSeconds": 0}
+    )
     assert pl.permit(CycleState(), pod, "node") == Status.wait(60)
 
 
@@ -382,7 +366,7 @@ def test_permit_wait_time_precedence() -> None:
 
 
 def test_post_filter_pod_without_group() -> None:
-    pl = plugin(FakeHandle())
+    pl = plugin(FakeHandle(now=CLOCK))
     _, status = pl.post_filter(CycleState(), make_pod("p").obj(), NodeToStatus())
     assert status == Status(Code.UNSCHEDULABLE, ("can not find pod group",))
 
@@ -390,9 +374,9 @@ def test_post_filter_pod_without_group() -> None:
 def test_post_filter_enough_pods_assigned_do_not_reject_all() -> None:
     assigned = [member(f"p{i}", "pg", node="node") for i in (1, 2)]
     pod = member("p", "pg")
-    handle = FakeHandle([group("pg", min_member=1), *assigned, pod])
+    handle = FakeHandle([group("pg", min_member=1), *assigned, pod], now=CLOCK)
     pl = plugin(handle)
-    waiting = handle.wait(member("w", "pg"))
+    waiting = hold(handle, member("w", "pg"))
     _, status = pl.post_filter(CycleState(), pod, NodeToStatus())
     assert status == Status(Code.UNSCHEDULABLE)
     assert waiting.verdict is None
@@ -400,10 +384,10 @@ def test_post_filter_enough_pods_assigned_do_not_reject_all() -> None:
 
 def test_post_filter_pod_failed_at_filter_phase_reject_all_pods() -> None:
     pod = member("p", "pg1")
-    handle = FakeHandle([group("pg1", min_member=4), pod])
+    handle = FakeHandle([group("pg1", min_member=4), pod], now=CLOCK)
     pl = plugin(handle)
-    sibling = handle.wait(member("s", "pg1"))
-    stranger = handle.wait(member("x", "pg1", namespace="other"))
+    sibling = hold(handle, member("s", "pg1"))
+    stranger = hold(handle, member("x", "pg1", namespace="other"))
     _, status = pl.post_filter(CycleState(), pod, NodeToStatus())
     assert status == Status(
         Code.UNSCHEDULABLE,
@@ -430,7 +414,7 @@ REJECT_THRESHOLD = [
 def test_post_filter_reject_threshold(percentage: int, assigned: int, rejected: bool) -> None:
     pods = [member(f"assigned-{i}", "pg1", node="node") for i in range(assigned)]
     pod = member("p", "pg1")
-    handle = FakeHandle([*pods, pod, group("pg1", min_member=10)])
+    handle = FakeHandle([*pods, pod, group("pg1", min_member=10)], now=CLOCK)
     pl = plugin(handle, {"podGroupRejectPercentage": percentage})
     _, status = pl.post_filter(CycleState(), pod, NodeToStatus())
     want = Status(Code.UNSCHEDULABLE)
@@ -447,10 +431,10 @@ def test_post_filter_reject_threshold(percentage: int, assigned: int, rejected: 
 
 def test_unreserve_rejects_waiting_siblings() -> None:
     pods = [member(f"p{i}", "pg1") for i in (1, 2)]
-    handle = FakeHandle([group("pg1", min_member=3), *pods])
+    handle = FakeHandle([group("pg1", min_member=3), *pods], now=CLOCK)
     pl = plugin(handle)
     assert pl.permit(CycleState(), pods[0], "node") == Status.wait(60)
-    sibling = handle.wait(pods[1])
+    sibling = hold(handle, pods[1])
     pl.unreserve(CycleState(), pods[0], "node")
     assert sibling.verdict == Status(
         Code.UNSCHEDULABLE, ("rejection in Unreserve",), plugin="Coscheduling"
@@ -459,7 +443,7 @@ def test_unreserve_rejects_waiting_siblings() -> None:
 
 
 def test_events_to_register() -> None:
-    events = plugin(FakeHandle()).events_to_register()
+    events = plugin(FakeHandle(now=CLOCK)).events_to_register()
     assert [(e.event, e.hint) for e in events] == [
         (ClusterEvent(EventResource.POD, ActionType.ADD), None),
         (ClusterEvent(EventResource.POD_GROUP, ActionType.ADD | ActionType.UPDATE), None),
@@ -468,9 +452,9 @@ def test_events_to_register() -> None:
 
 def test_group_statuses() -> None:
     pods = [member("p1", "pg1", node="node"), member("p2", "pg1")]
-    handle = FakeHandle([group("pg1", min_member=3), group("pg2", min_member=1), *pods])
+    handle = FakeHandle([group("pg1", min_member=3), group("pg2", min_member=1), *pods], now=CLOCK)
     pl = plugin(handle)
-    handle.wait(pods[1])
+    hold(handle, pods[1])
     assert pl.group_statuses() == {
         "ns/pg1": {"phase": "Scheduling", "bound": 1, "waiting": 1, "lastFailure": None},
         "ns/pg2": {"phase": "Pending", "bound": 0, "waiting": 0, "lastFailure": None},

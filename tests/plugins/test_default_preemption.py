@@ -7,7 +7,6 @@
 
 from __future__ import annotations
 
-import random
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -21,7 +20,6 @@ from ksched.framework import (
     CycleState,
     NodeInfo,
     NodeToStatus,
-    PodInfo,
     PostFilterResult,
     Status,
     WaitingPod,
@@ -35,7 +33,7 @@ from ksched.plugins.default_preemption import (
     pick_one_node_for_preemption,
 )
 from ksched.plugins.node_resources_fit import NodeResourcesFit
-from ksched.testing import make_node, make_pod
+from ksched.testing import FakeHandle, make_node, make_pod
 
 NEG, LOW, MID, HIGH, VERY_HIGH = -100, 0, 100, 1000, 10000
 SMALL = {"cpu": "100m", "memory": "100"}
@@ -50,31 +48,15 @@ UNSCHEDULABLE = Status(Code.UNSCHEDULABLE)
 UNRESOLVABLE = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
 
 
-class _Snapshot:
-    def __init__(self, infos: Sequence[NodeInfo]) -> None:
-        self._infos = list(infos)
-        self._by_name = {i.name: i for i in infos}
-
-    def list(self) -> Sequence[NodeInfo]:
-        return self._infos
-
-    def get(self, node_name: str) -> NodeInfo | None:
-        return self._by_name.get(node_name)
-
-    def have_pods_with_affinity(self) -> Sequence[NodeInfo]:
-        return []
-
-    def have_pods_with_required_anti_affinity(self) -> Sequence[NodeInfo]:
-        return []
-
-
 class _FailingCluster(InMemoryCluster):
     async def evict(self, pod: Pod) -> None:
         raise RuntimeError("the API server is away")
 
 
-class FakeHandle:
-    """Nodes, running pods and PDBs; Filter is NodeResourcesFit; events are recorded."""
+class PreemptionHandle(FakeHandle):
+    """Nodes, running pods and PDBs; Filter is NodeResourcesFit on the node as it is. No
+    profile is shown (``plugins_at`` is empty), so preemption takes no shortcut; the
+    PreFilter extensions count as active."""
 
     def __init__(
         self,
@@ -86,67 +68,29 @@ class FakeHandle:
         nominated: Mapping[str, Sequence[Pod]] | None = None,
         seed: int = 0,
     ) -> None:
-        self.cluster = cluster if cluster is not None else InMemoryCluster()
         nodes, pods = list(nodes), list(pods)
-        objects: list[Node | Pod | PodDisruptionBudget] = [*nodes, *pods, *pdbs]
-        for obj in objects:
-            self.cluster.apply(obj)
-        infos = [NodeInfo.of(n, [p for p in pods if p.spec.node_name == n.name]) for n in nodes]
-        self.snapshot = _Snapshot(infos)
-        self.rng = random.Random(seed)
-        self.parallelism = 1
-        self.events: list[tuple[str, str, str]] = []
-        self.waiting: dict[str, WaitingPod] = {}
-        self.rejected: list[tuple[str, str, str]] = []
-        self._nominated = {k: [PodInfo.of(p) for p in v] for k, v in (nominated or {}).items()}
-        self.fit = NodeResourcesFit.new(None, self)  # type: ignore[arg-type]
-
-    def now(self) -> float:
-        return NOW
-
-    def get_waiting_pod(self, uid: str) -> WaitingPod | None:
-        return self.waiting.get(uid)
-
-    def reject_waiting_pod(self, uid: str, plugin: str, message: str) -> bool:
-        self.rejected.append((uid, plugin, message))
-        return self.waiting.pop(uid, None) is not None
-
-    def nominated_pods_for_node(self, node_name: str) -> Sequence[PodInfo]:
-        return self._nominated.get(node_name, [])
-
-    def record_event(self, pod: Pod, reason: str, message: str, **_: Any) -> None:
-        self.events.append((pod.key, reason, message))
-
-    metrics = None  # the scheduler's metrics: not kept here
-    extenders: Sequence[Any] = ()  # no extenders configured
-
-    # No profile is shown: preemption takes no shortcut.
-    filters_wait = False
-
-    def plugins_at(self, point: str) -> Sequence[tuple[str, Any]]:
-        return []
-
-    def pre_filter_extensions_active(self, state: CycleState) -> bool:
-        return True
+        super().__init__(
+            [*nodes, *pods, *pdbs],
+            nodes=nodes,
+            pods=pods,
+            cluster=cluster,
+            nominated=nominated,
+            extensions_active=True,
+            now=NOW,
+            seed=seed,
+            parallelism=1,
+        )
+        self.fit = NodeResourcesFit.new(None, self)
+        self.filters = [self.fit]
 
     async def run_filter_plugins_with_nominated_pods(
         self, state: CycleState, pod: Pod, node_info: NodeInfo
     ) -> Status:
-        status = self.fit.filter(state, pod, node_info)
-        return Status(Code.SUCCESS) if status is None else status
-
-    def run_pre_filter_extension_add_pod(
-        self, state: CycleState, pod: Pod, pod_to_add: PodInfo, node_info: NodeInfo
-    ) -> Status:
-        return Status(Code.SUCCESS)
-
-    def run_pre_filter_extension_remove_pod(
-        self, state: CycleState, pod: Pod, pod_to_remove: PodInfo, node_info: NodeInfo
-    ) -> Status:
-        return Status(Code.SUCCESS)
+        # These cases filter the node as it is: the nominated pods are not added.
+        return await self.run_filter_plugins(state, pod, node_info)
 
     def plugin(self, args: Mapping[str, Any] | None = None) -> DefaultPreemption:
-        return DefaultPreemption.new(args, self)  # type: ignore[arg-type]
+        return DefaultPreemption.new(args, self)
 
     def state_for(self, pod: Pod) -> CycleState:
         state = CycleState()
@@ -328,7 +272,7 @@ async def test_post_filter(
     want_node: str,
     want_message: str | None,
 ) -> None:
-    handle = FakeHandle(nodes, [*pods, preemptor], pdbs)
+    handle = PreemptionHandle(nodes, [*pods, preemptor], pdbs)
     plugin = handle.plugin()
     result, status = await plugin.post_filter(handle.state_for(preemptor), preemptor, filtered)
     assert result == PostFilterResult(nominated_node_name=want_node)
@@ -341,14 +285,14 @@ async def test_post_filter(
 @pytest.mark.anyio
 async def test_post_filter_evicts_victims_and_records_events() -> None:
     preemptor = pod("p", HIGH)
-    handle = FakeHandle([node("node1", ONE_POD)], [pod("p1", None, "node1"), preemptor])
+    handle = PreemptionHandle([node("node1", ONE_POD)], [pod("p1", None, "node1"), preemptor])
     result, _ = await handle.plugin().post_filter(
         handle.state_for(preemptor), preemptor, statuses(node1=UNSCHEDULABLE)
     )
     assert result == PostFilterResult(nominated_node_name="node1")
     assert handle.cluster.evicted == ["default/p1"]
     assert handle.cluster.get_pod("default/p1") is None
-    assert handle.events == [
+    assert [(e.regarding, e.reason, e.note) for e in handle.events] == [
         ("default/p1", "Preempted", "Preempted by pod default/p on node node1")
     ]
 
@@ -357,7 +301,7 @@ async def test_post_filter_evicts_victims_and_records_events() -> None:
 async def test_post_filter_policy_never() -> None:
     """TestPreempt/"no preempting in pod": nil result, nothing deleted."""
     preemptor = make_pod("p").priority(HIGH).preemption_policy("Never").obj()
-    handle = FakeHandle([node("node1", ONE_POD)], [pod("p1", LOW, "node1"), preemptor])
+    handle = PreemptionHandle([node("node1", ONE_POD)], [pod("p1", LOW, "node1"), preemptor])
     result, status = await handle.plugin().post_filter(
         handle.state_for(preemptor), preemptor, statuses(node1=UNSCHEDULABLE)
     )
@@ -371,7 +315,7 @@ async def test_post_filter_policy_never() -> None:
 @pytest.mark.anyio
 async def test_failed_eviction_is_an_error_and_nominates_nothing() -> None:
     preemptor = pod("p", HIGH)
-    handle = FakeHandle(
+    handle = PreemptionHandle(
         [node("node1", ONE_POD)], [pod("p1", None, "node1"), preemptor], cluster=_FailingCluster()
     )
     result, status = await handle.plugin().post_filter(
@@ -387,7 +331,7 @@ async def test_failed_eviction_is_an_error_and_nominates_nothing() -> None:
 async def test_waiting_victim_is_rejected_not_evicted() -> None:
     preemptor = pod("p", HIGH)
     victim = pod("p1", None, "node1")
-    handle = FakeHandle([node("node1", ONE_POD)], [victim, preemptor])
+    handle = PreemptionHandle([node("node1", ONE_POD)], [victim, preemptor])
     handle.waiting[victim.uid] = WaitingPod(victim, "node1", {"Coscheduling": 10.0})
     result, _ = await handle.plugin().post_filter(
         handle.state_for(preemptor), preemptor, statuses(node1=UNSCHEDULABLE)
@@ -403,7 +347,7 @@ async def test_lower_priority_nominations_on_the_node_are_cleared() -> None:
     preemptor = pod("p", HIGH)
     low = make_pod("low").priority(LOW).nominated("node1").obj()
     peer = make_pod("peer").priority(HIGH).nominated("node1").obj()
-    handle = FakeHandle(
+    handle = PreemptionHandle(
         [node("node1", ONE_POD)],
         [pod("p1", None, "node1"), preemptor, low, peer],
         nominated={"node1": [low, peer]},
@@ -458,7 +402,7 @@ async def test_dry_run_preemption(
     pods: list[Pod], preemptor: Pod, want: dict[str, list[str]]
 ) -> None:
     nodes = [node("node1", VERY_LARGE), node("node2", VERY_LARGE)]
-    handle = FakeHandle(nodes, [*pods, preemptor])
+    handle = PreemptionHandle(nodes, [*pods, preemptor])
     plugin = handle.plugin()
     candidates, _, error = await plugin.dry_run_preemption(
         handle.state_for(preemptor), preemptor, handle.snapshot.list(), [], 0, 2
@@ -471,7 +415,9 @@ async def test_dry_run_preemption(
 @pytest.mark.anyio
 async def test_dry_run_leaves_snapshot_untouched() -> None:
     preemptor = pod("p", HIGH, req=LARGE)
-    handle = FakeHandle([node("node1", VERY_LARGE)], [pod("p1", MID, "node1", LARGE), preemptor])
+    handle = PreemptionHandle(
+        [node("node1", VERY_LARGE)], [pod("p1", MID, "node1", LARGE), preemptor]
+    )
     before = [p.pod.name for p in handle.snapshot.list()[0].pods]
     await handle.plugin().dry_run_preemption(
         handle.state_for(preemptor), preemptor, handle.snapshot.list(), [], 0, 1
@@ -486,7 +432,7 @@ async def test_dry_run_looks_past_num_candidates_until_non_violating() -> None:
     nodes = [node("node1", VERY_LARGE), node("node2", VERY_LARGE)]
     pods = [pod("v1", LOW, "node1", LARGE, labels={"app": "foo"}), pod("v2", MID, "node2", LARGE)]
     preemptor = pod("p", HIGH, req=LARGE)
-    handle = FakeHandle(nodes, [*pods, preemptor])
+    handle = PreemptionHandle(nodes, [*pods, preemptor])
     plugin = handle.plugin({"minCandidateNodesPercentage": 1, "minCandidateNodesAbsolute": 1})
     budgets = [(pdb("pdb", {"app": "foo"}, min_available=1, allowed=0), 0)]
     offset, num = 0, plugin.calculate_num_candidates(2)
@@ -554,7 +500,7 @@ async def test_dry_run_looks_past_num_candidates_until_non_violating() -> None:
 async def test_select_best_candidate(pods: list[Pod], expected: list[str]) -> None:
     nodes = [node(f"node{i}", VERY_LARGE) for i in (1, 2, 3)]
     preemptor = pod("p", HIGH, req=VERY_LARGE)
-    handle = FakeHandle(nodes, [*pods, preemptor])
+    handle = PreemptionHandle(nodes, [*pods, preemptor])
     plugin = handle.plugin()
     infos = handle.snapshot.list()
     offset, num = plugin.get_offset_and_num_candidates(len(infos))
@@ -665,7 +611,7 @@ def test_pod_eligible_to_preempt_others(
     expected: bool,
     message: str,
 ) -> None:
-    handle = FakeHandle([node("node1", VERY_LARGE)], pods)
+    handle = PreemptionHandle([node("node1", VERY_LARGE)], pods)
     assert handle.plugin().pod_eligible_to_preempt_others(preemptor, nominated_status) == (
         expected,
         message,
@@ -712,7 +658,7 @@ def test_invalid_args(raw: dict[str, Any], error: str) -> None:
     [(10, 100, 50, 50), (10, 100, 5000, 500), (1, 1, 2, 1), (0, 5, 3, 3), (50, 0, 7, 3)],
 )
 def test_calculate_num_candidates(pct: int, absolute: int, nodes: int, want: int) -> None:
-    handle = FakeHandle([], [])
+    handle = PreemptionHandle([], [])
     plugin = handle.plugin(
         {"minCandidateNodesPercentage": pct, "minCandidateNodesAbsolute": absolute}
     )

@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 
-from ksched import InMemoryCluster
 from ksched.api import (
     AllocationResult,
     Device,
@@ -39,7 +38,7 @@ from ksched.api import (
 )
 from ksched.framework import Code, CycleState, NodeInfo, NodeToStatus, QueueingHint, Status
 from ksched.plugins.dynamic_resources import AllocationError, Allocator, DynamicResources
-from ksched.testing import make_node, make_pod
+from ksched.testing import FakeHandle, make_node, make_pod
 
 GI = 1024**3
 NODE1, NODE2 = "node-1", "node-2"
@@ -817,15 +816,6 @@ def _pod(template: bool = False, in_status: bool = False) -> Pod:
     )
 
 
-class FakeHandle:
-    """The Handle parts DynamicResources uses, over an InMemoryCluster."""
-
-    def __init__(self, objects: Sequence[Any]) -> None:
-        self.cluster = InMemoryCluster()
-        for obj in objects:
-            self.cluster.apply(obj)
-
-
 def _deleted(c: ResourceClaim) -> ResourceClaim:
     from attrs import evolve
 
@@ -1000,7 +990,7 @@ PLUGIN_CASES: list[tuple[str, dict[str, Any]]] = [
 @pytest.mark.parametrize("case", [c for _, c in PLUGIN_CASES], ids=[n for n, _ in PLUGIN_CASES])
 async def test_plugin(case: dict[str, Any]) -> None:
     handle = FakeHandle([WORKER, *case["objects"]])
-    pl = DynamicResources.new(None, handle)  # type: ignore[arg-type]
+    pl = DynamicResources.new(None, handle)
     pod: Pod = case["pod"]
     assert pl.pre_enqueue(pod) == case.get("preenqueue")
     if "preenqueue" in case:
@@ -1038,7 +1028,7 @@ async def test_in_flight_allocation_blocks_the_device_until_unreserve() -> None:
         metadata=ObjectMeta(name="other", namespace="default", uid="other-uid"), spec=PENDING.spec
     )
     handle = FakeHandle([WORKER, PENDING, other, DEVICE_CLASS, WORKER_SLICE])
-    pl = DynamicResources.new(None, handle)  # type: ignore[arg-type]
+    pl = DynamicResources.new(None, handle)
     info = NodeInfo.of(WORKER)
     first, state = _pod(), CycleState()
     assert pl.pre_filter(state, first, [info]) is None
@@ -1068,7 +1058,7 @@ async def test_unreserve_after_bind_failure_drops_the_reservation_keeps_the_allo
     """unreserveAfterBindFailure: Unreserve takes the pod out of reservedFor; the claim
     stays allocated, so the next attempt reserves it again."""
     handle = FakeHandle([WORKER, PENDING, DEVICE_CLASS, WORKER_SLICE])
-    pl = DynamicResources.new(None, handle)  # type: ignore[arg-type]
+    pl = DynamicResources.new(None, handle)
     pod, state, info = _pod(), CycleState(), NodeInfo.of(WORKER)
     assert pl.pre_filter(state, pod, [info]) is None
     assert pl.filter(state, pod, info) is None
@@ -1084,7 +1074,7 @@ async def test_unreserve_after_bind_failure_drops_the_reservation_keeps_the_allo
 
 
 def test_pods_without_claims_stay_on_the_lean_path() -> None:
-    pl = DynamicResources.new(None, FakeHandle([WORKER]))  # type: ignore[arg-type]
+    pl = DynamicResources.new(None, FakeHandle([WORKER]))
     pod = make_pod("plain").obj()
     state = CycleState()
     assert pl.pre_enqueue(pod) is None
@@ -1107,7 +1097,7 @@ def test_score_prefers_the_earlier_first_available_subrequest() -> None:
     handle = FakeHandle(
         [WORKER, n2, prio, DEVICE_CLASS, klass(CLASS_B, DRIVER_B), WORKER_SLICE, other_slice]
     )
-    pl = DynamicResources.new(None, handle)  # type: ignore[arg-type]
+    pl = DynamicResources.new(None, handle)
     pod, state = _pod(), CycleState()
     infos = [NodeInfo.of(WORKER), NodeInfo.of(n2)]
     assert pl.pre_filter(state, pod, infos) is None
@@ -1123,7 +1113,7 @@ def test_score_prefers_the_earlier_first_available_subrequest() -> None:
 
 
 def test_pods_with_claims_are_not_batched() -> None:
-    pl = DynamicResources.new(None, FakeHandle([WORKER]))  # type: ignore[arg-type]
+    pl = DynamicResources.new(None, FakeHandle([WORKER]))
     signed = pl.sign_pod(_pod())
     assert isinstance(signed, Status) and signed.code is Code.UNSCHEDULABLE
 
@@ -1135,7 +1125,7 @@ def test_disabled_on_a_cluster_without_the_resource_api() -> None:
     class NoDRA:
         cluster = object()
 
-    pl = DynamicResources.new(None, NoDRA())  # type: ignore[arg-type]
+    pl = DynamicResources.new(None, NoDRA())  # type: ignore[arg-type]  # no cluster API at all
     assert not pl.enabled
     assert pl.pre_enqueue(_pod()) is None
     assert pl.pre_filter(CycleState(), _pod(), []) == Status(Code.SKIP)
@@ -1145,7 +1135,7 @@ def test_disabled_on_a_cluster_without_the_resource_api() -> None:
 def test_claim_change_hints() -> None:
     """isSchedulableAfterClaimChange: the pod's claim created or its status changed; any
     claim deallocated; otherwise skip."""
-    pl = DynamicResources.new(None, FakeHandle([WORKER, PENDING]))  # type: ignore[arg-type]
+    pl = DynamicResources.new(None, FakeHandle([WORKER, PENDING]))
     pod = _pod()
     from attrs import evolve
 

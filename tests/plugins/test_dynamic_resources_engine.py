@@ -168,7 +168,8 @@ async def test_in_flight_allocation_holds_the_device_until_permit_times_out() ->
         await anyio.wait_all_tasks_blocked()
         await cluster.add_pod(gpu_pod("second"))
         await anyio.wait_all_tasks_blocked()
-        assert cluster.get_pod("default/second").spec.node_name is None  # type: ignore[union-attr]
+        second = cluster.get_pod("default/second")
+        assert second is not None and second.spec.node_name is None
         assert sched.records[gpu_pod("second").uid].attempts == 1
         start = anyio.current_time()
         with pytest.raises(TimeoutError):

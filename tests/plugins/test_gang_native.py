@@ -30,7 +30,7 @@ from ksched.api import (
 from ksched.config import PluginRef, PluginSet, Profile, SchedulerConfig
 from ksched.framework import Code, CycleState, Status
 from ksched.plugins.gang_scheduling import PERMIT_TIMEOUT_SECONDS, GangScheduling
-from ksched.testing import make_node, make_pod
+from ksched.testing import FakePermit, make_node, make_pod
 
 pytestmark = pytest.mark.anyio
 
@@ -79,6 +79,13 @@ def node(name: str, cpu: str) -> Any:
     return make_node(name).capacity(cpu=cpu, memory="16Gi", pods=110).obj()
 
 
+def stored(cluster: InMemoryCluster, name: str) -> Pod:
+    """The pod default/<name> as the cluster holds it."""
+    pod = cluster.get_pod(f"default/{name}")
+    assert pod is not None
+    return pod
+
+
 def bound_to(cluster: InMemoryCluster, name: str) -> str | None:
     pod = cluster.get_pod(f"default/{name}")
     return pod.spec.node_name if pod is not None else None
@@ -118,9 +125,9 @@ async def test_members_wait_for_their_pod_group_object_then_for_min_count() -> N
         await cluster.add_node(node("n1", "4"))
         await cluster.add_pod(member("a", "train"))
         await settle()
-        qpi = sched.queue.get(cluster.get_pod("default/a").uid)  # type: ignore[union-attr]
+        qpi = sched.queue.get(stored(cluster, "a").uid)
         assert qpi is not None and qpi.gated and qpi.gating_plugin == "GangScheduling"
-        status = sched.frameworks[PROFILE].run_pre_enqueue(cluster.get_pod("default/a"))  # type: ignore[arg-type]
+        status = sched.frameworks[PROFILE].run_pre_enqueue(stored(cluster, "a"))
         assert status is not None and status.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE
         assert status.message == (
             'waiting for pod\'s pod group "train" to appear in scheduling queue'
@@ -128,7 +135,7 @@ async def test_members_wait_for_their_pod_group_object_then_for_min_count() -> N
         cluster.apply(pod_group("train", 3))
         await cluster.add_pod(member("b", "train"))
         await settle()
-        status = sched.frameworks[PROFILE].run_pre_enqueue(cluster.get_pod("default/b"))  # type: ignore[arg-type]
+        status = sched.frameworks[PROFILE].run_pre_enqueue(stored(cluster, "b"))
         assert status is not None
         assert status.message == (
             "waiting for minCount pods from a gang to appear in scheduling queue"
@@ -148,11 +155,11 @@ async def test_first_alpha_workload_ref_shape_is_read_too() -> None:
         ref = SchedulingGroupRef(workload="job", pod_group="workers")
         await cluster.add_pod(member("w0", ref))
         fw = sched.frameworks[PROFILE]
-        status = fw.run_pre_enqueue(cluster.get_pod("default/w0"))  # type: ignore[arg-type]
+        status = fw.run_pre_enqueue(stored(cluster, "w0"))
         assert status is not None
         assert status.message == 'waiting for pods\'s workload "job" to appear in scheduling queue'
         cluster.apply(workload("job", driver=None))
-        status = fw.run_pre_enqueue(cluster.get_pod("default/w0"))  # type: ignore[arg-type]
+        status = fw.run_pre_enqueue(stored(cluster, "w0"))
         assert status is not None
         assert status.message == 'pod group "workers" doesn\'t exist for a workload "job"'
         cluster.apply(workload("job", workers=2, driver=None))
@@ -388,16 +395,8 @@ async def test_a_member_turned_down_every_time_never_lets_the_gang_bind() -> Non
         assert requested(sched, "n1") == 0
 
 
-class Hold:
-    """A Permit plugin that holds every pod for 60 s (an approval that never comes)."""
-
-    name = "Hold"
-
-    def new(self, args: Any, handle: Any) -> Hold:
-        return self
-
-    def permit(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
-        return Status.wait(60.0)
+HOLD = FakePermit("Hold", wait=60.0)
+"""A Permit plugin that holds every pod for 60 s (an approval that never comes)."""
 
 
 @mock_clock()
@@ -408,7 +407,7 @@ async def test_a_waiting_member_that_leaves_releases_its_siblings_at_once() -> N
     cluster = InMemoryCluster()
     log: list[SchedulingEvent] = []
     cfg = config("Hold", preemption=False)
-    async with start(cluster, cfg, registry={"Hold": Hold().new}, observer=log.append) as sched:
+    async with start(cluster, cfg, registry={"Hold": HOLD.new}, observer=log.append) as sched:
         await cluster.add_node(node("n1", "4"))
         cluster.apply(pod_group("g", 3))
         for i in range(3):
@@ -435,9 +434,8 @@ async def test_gang_permit_wait_times_out_after_five_minutes() -> None:
         cluster.apply(pod_group("g", 2))
         plugin = sched.frameworks[PROFILE].plugins["GangScheduling"]
         assert isinstance(plugin, GangScheduling)
-        pod = member("solo", "g")
-        await cluster.add_pod(pod)
-        pod = cluster.get_pod("default/solo")  # type: ignore[assignment]
+        await cluster.add_pod(member("solo", "g"))
+        pod = cluster.get_pod("default/solo")
         assert pod is not None
         status = plugin.permit(CycleState(), pod, "n1")
         assert status is not None and status.code is Code.WAIT

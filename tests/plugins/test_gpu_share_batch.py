@@ -219,7 +219,7 @@ async def _run(policy: str, args: Any, batching: bool, seed: int) -> dict[str, A
     nodes = [random_node(rng, i) for i in range(30)]
     out: dict[str, Any] = {}
     async with Scheduler.open(gpu_profile(policy, args), cluster=cluster, seed=seed) as scheduler:
-        scheduler.frameworks["default-scheduler"].batching = batching
+        scheduler.frameworks["default-scheduler"].fast.batching = batching
         for info in nodes:
             await cluster.add_node(info.node)
             for pod_info in info.pods:

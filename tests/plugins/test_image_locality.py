@@ -10,43 +10,18 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from typing import cast
 
 import numpy as np
 import pytest
 
 from ksched.api import Container, ContainerImage, Node, NodeStatus, ObjectMeta, Pod, PodSpec
 from ksched.cache import Cache, Snapshot
-from ksched.framework import CycleState, Handle, NodeInfo
+from ksched.framework import CycleState, NodeInfo
 from ksched.framework.batch import ImageStateSummary
 from ksched.plugins.image_locality import ImageLocality, normalized_image_name
-from ksched.testing import make_node
+from ksched.testing import FakeHandle, make_node
 
 MB = 1024 * 1024
-
-
-class FakeSnapshot:
-    def __init__(self, infos: Sequence[NodeInfo]) -> None:
-        self._infos = list(infos)
-
-    def list(self) -> Sequence[NodeInfo]:
-        return self._infos
-
-    def get(self, node_name: str) -> NodeInfo | None:
-        return next((ni for ni in self._infos if ni.name == node_name), None)
-
-    def have_pods_with_affinity(self) -> Sequence[NodeInfo]:
-        return []
-
-    def have_pods_with_required_anti_affinity(self) -> Sequence[NodeInfo]:
-        return []
-
-
-class FakeHandle:
-    """Just the snapshot: ImageLocality counts all nodes through it."""
-
-    def __init__(self, infos: Sequence[NodeInfo]) -> None:
-        self.snapshot = FakeSnapshot(infos)
 
 
 def node_infos(nodes: Sequence[Node]) -> list[NodeInfo]:
@@ -145,7 +120,7 @@ def test_image_locality_priority(
     pod: Pod, nodes: Sequence[Node], want: list[int], pre_score: bool
 ) -> None:
     infos = node_infos(nodes)
-    plugin = ImageLocality(cast(Handle, FakeHandle(infos)))
+    plugin = ImageLocality(FakeHandle(nodes=infos))
     state = CycleState()
     if pre_score:
         plugin.pre_score(state, pod, infos)
@@ -174,16 +149,11 @@ def test_normalized_image_name(image: str, want: str) -> None:
 # ---- one image name, different sizes on different nodes --------------------------------
 
 
-class SnapshotHandle:
-    def __init__(self, snapshot: Snapshot) -> None:
-        self.snapshot = snapshot
-
-
 def scores(cache: Cache, pod: Pod) -> dict[str, int]:
     """ImageLocality's score per node from a fresh snapshot; the batch form must agree."""
     snapshot = Snapshot()
     cache.update_snapshot(snapshot)
-    plugin = ImageLocality(cast(Handle, SnapshotHandle(snapshot)))
+    plugin = ImageLocality(FakeHandle(snapshot=snapshot))
     state = CycleState()
     infos = snapshot.list()
     plugin.pre_score(state, pod, infos)

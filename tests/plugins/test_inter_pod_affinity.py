@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping, Sequence
-from typing import Any, cast
+from typing import Any
 
 import pytest
 
@@ -25,7 +25,6 @@ from ksched.framework import (
     Code,
     CycleState,
     EventResource,
-    Handle,
     NodeInfo,
     PodInfo,
     QueueingHint,
@@ -39,6 +38,7 @@ from ksched.plugins.inter_pod_affinity import (
     InterPodAffinity,
 )
 from ksched.plugins.inter_pod_affinity._filtering import PRE_FILTER_STATE_KEY, PreFilterState
+from ksched.testing import FakeHandle, FakeSnapshot
 
 REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
 PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
@@ -59,49 +59,12 @@ NAMESPACES = {
 # ---- fakes -------------------------------------------------------------------------------
 
 
-class FakeSnapshot:
-    """The cycle's node infos: each node with the pods bound to it."""
-
-    def __init__(self, pods: Sequence[Pod], nodes: Sequence[Node]) -> None:
-        self._infos = {
-            node.name: NodeInfo.of(node, [p for p in pods if p.spec.node_name == node.name])
-            for node in nodes
-        }
-
-    def list(self) -> Sequence[NodeInfo]:
-        return list(self._infos.values())
-
-    def get(self, node_name: str) -> NodeInfo | None:
-        return self._infos.get(node_name)
-
-    def have_pods_with_affinity(self) -> Sequence[NodeInfo]:
-        return [info for info in self._infos.values() if info.pods_with_affinity]
-
-    def have_pods_with_required_anti_affinity(self) -> Sequence[NodeInfo]:
-        return [info for info in self._infos.values() if info.pods_with_required_anti_affinity]
-
-
-class FakeHandle:
-    def __init__(
-        self, snapshot: FakeSnapshot, namespaces: Mapping[str, Mapping[str, str]] | None = None
-    ) -> None:
-        self._snapshot = snapshot
-        self._namespaces = dict(namespaces or {})
-
-    @property
-    def snapshot(self) -> FakeSnapshot:
-        return self._snapshot
-
-    def namespace_labels(self, namespace: str) -> Mapping[str, str] | None:
-        return self._namespaces.get(namespace)
-
-
 def plugin(
     snapshot: FakeSnapshot,
     args: Mapping[str, Any] | None = None,
     namespaces: Mapping[str, Mapping[str, str]] | None = NAMESPACES,
 ) -> InterPodAffinity:
-    return InterPodAffinity.new(args, cast(Handle, FakeHandle(snapshot, namespaces)))
+    return InterPodAffinity.new(args, FakeHandle(snapshot=snapshot, namespaces=namespaces))
 
 
 # ---- builders ------------------------------------------------------------------------------
@@ -319,7 +282,7 @@ SINGLE_NODE_ROWS: list[tuple[Any, ...]] = [
 def test_required_affinity_single_node(
     pod: Pod, pods: list[Pod], want_pre: Status | None, want: Status | None
 ) -> None:
-    snapshot = FakeSnapshot(pods, [NODE1])
+    snapshot = FakeSnapshot([NODE1], pods)
     p = plugin(snapshot)
     state = CycleState()
     assert p.pre_filter(state, pod, snapshot.list()) == want_pre
@@ -482,7 +445,7 @@ def test_required_affinity_multiple_nodes(
     want_pre: Status | None,
     want: list[Status | None],
 ) -> None:
-    snapshot = FakeSnapshot(pods, nodes)
+    snapshot = FakeSnapshot(nodes, pods)
     p = plugin(snapshot, namespaces={"NS1": {}})
     state = CycleState()
     assert p.pre_filter(state, pod, snapshot.list()) == want_pre
@@ -497,8 +460,8 @@ def test_first_pod_rule_needs_no_matching_pod_anywhere() -> None:
     # is then no exception (filtering.go satisfyPodAffinity).
     pod = make_pod({"app": "web"}, affinity=[t("app", "In", "zone", "web")])
     snapshot = FakeSnapshot(
-        [make_pod({"app": "web"}, node="nodeA")],
         hosts(("nodeA", "r1", "z1"), ("nodeB", "r1", "z2")),
+        [make_pod({"app": "web"}, node="nodeA")],
     )
     p = plugin(snapshot)
     state = CycleState()
@@ -574,7 +537,7 @@ def test_pre_filter_state_add_remove_pod(
     want_affinity: dict[Any, int],
 ) -> None:
     def pre_filter(pods: list[Pod]) -> tuple[InterPodAffinity, CycleState, FakeSnapshot]:
-        snapshot = FakeSnapshot(pods, ADD_REMOVE_NODES)
+        snapshot = FakeSnapshot(ADD_REMOVE_NODES, pods)
         p = plugin(snapshot, namespaces=None)
         state = CycleState()
         assert p.pre_filter(state, pending, snapshot.list()) is None
@@ -597,7 +560,7 @@ def test_pre_filter_state_add_remove_pod(
 
 
 def test_pre_filter_state_clone() -> None:
-    snapshot = FakeSnapshot([make_pod({"foo": "bar"}, node="nodeA")], ADD_REMOVE_NODES)
+    snapshot = FakeSnapshot(ADD_REMOVE_NODES, [make_pod({"foo": "bar"}, node="nodeA")])
     state = CycleState()
     pending = make_pod(anti=ANTI_FOO_BAR)
     plugin(snapshot).pre_filter(state, pending, snapshot.list())
@@ -661,7 +624,7 @@ TP_MAP_ROWS: list[tuple[Any, ...]] = [
 def test_get_tp_map_matching_incoming_affinity_anti_affinity(
     existing: list[Pod], pod: Pod, want_affinity: dict[Any, int], want_anti: dict[Any, int]
 ) -> None:
-    snapshot = FakeSnapshot(existing, [NODE_A])
+    snapshot = FakeSnapshot([NODE_A], existing)
     state = CycleState()
     got = plugin(snapshot).pre_filter(state, pod, snapshot.list())
     pre: PreFilterState | None = state.get(PRE_FILTER_STATE_KEY)
@@ -849,7 +812,7 @@ def test_preferred_affinity(
     ignore: bool,
     want_pre_score: Status | None,
 ) -> None:
-    snapshot = FakeSnapshot(pods, node_list)
+    snapshot = FakeSnapshot(node_list, pods)
     args = {"hardPodAffinityWeight": 1, "ignorePreferredTermsOfExistingPods": ignore}
     p = plugin(snapshot, args)
     state = CycleState()
@@ -890,7 +853,7 @@ def test_preferred_affinity_with_hard_pod_affinity_symmetric_weight(
     pod: Pod, weight: int, expected: list[int] | None, want_pre_score: Status | None
 ) -> None:
     pods = [on("node1", affinity=HARD_POD_AFFINITY), on("node2", affinity=HARD_POD_AFFINITY)]
-    snapshot = FakeSnapshot(pods, nodes(CHINA, INDIA, AZ1))
+    snapshot = FakeSnapshot(nodes(CHINA, INDIA, AZ1), pods)
     p = plugin(snapshot, {"hardPodAffinityWeight": weight})
     state = CycleState()
     assert p.pre_score(state, pod, snapshot.list()) == want_pre_score
@@ -1067,7 +1030,7 @@ def test_events_to_register() -> None:
 def test_registry_builds_the_plugin() -> None:
     factory = in_tree_factory("InterPodAffinity")
     assert factory is not None
-    p = factory(None, cast(Handle, FakeHandle(FakeSnapshot([], []))))
+    p = factory(None, FakeHandle(snapshot=FakeSnapshot([], [])))
     assert isinstance(p, InterPodAffinity)
     assert p.args.hard_pod_affinity_weight == 1
     assert p.args.ignore_preferred_terms_of_existing_pods is False

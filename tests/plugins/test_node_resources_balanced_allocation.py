@@ -16,7 +16,7 @@ from ksched.plugins.node_resources_balanced_allocation import (
     NodeResourcesBalancedAllocationArgs,
 )
 from ksched.plugins.node_resources_fit import ResourceSpec
-from ksched.testing import make_pod
+from ksched.testing import FakeHandle, make_pod
 
 GPU = "nvidia.com/gpu"
 CPU_MEM = (ResourceSpec("cpu", 1), ResourceSpec("memory", 1))
@@ -139,5 +139,5 @@ def test_args_defaults() -> None:
 )
 def test_invalid_args(raw: dict[str, Any], message: str) -> None:
     with pytest.raises(ConfigError, match=r"^NodeResourcesBalancedAllocation: ") as info:
-        NodeResourcesBalancedAllocation.new(raw, None)  # type: ignore[arg-type]  # no handle needed
+        NodeResourcesBalancedAllocation.new(raw, FakeHandle())
     assert message in str(info.value)

@@ -41,7 +41,7 @@ from ksched.plugins.node_resources_fit import (
     is_scalar_resource_name,
 )
 from ksched.plugins.node_resources_fit._plugin import _requested_resources_increased
-from ksched.testing import make_node, make_pod
+from ksched.testing import FakeHandle, make_node, make_pod
 
 EXT_A = "example.com/aaa"
 EXT_B = "example.com/bbb"
@@ -967,7 +967,7 @@ def test_args_defaults() -> None:
 )
 def test_invalid_args(raw: dict[str, Any], message: str) -> None:
     with pytest.raises(ConfigError, match=r"^NodeResourcesFit: ") as info:
-        NodeResourcesFit.new(raw, None)  # type: ignore[arg-type]  # no handle is needed
+        NodeResourcesFit.new(raw, FakeHandle())
     assert message in str(info.value)
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from storage_fixtures import FakeHandle, csi_node, pv, pvc, storage_class
+from storage_fixtures import csi_node, pv, pvc, storage_class
 
 from ksched.api import (
     AWSElasticBlockStoreVolumeSource,
@@ -25,7 +25,7 @@ from ksched.plugins.node_volume_limits import (
     ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED,
     NodeVolumeLimits,
 )
-from ksched.testing import make_node, make_pod
+from ksched.testing import FakeHandle, make_node, make_pod
 
 EBS = "ebs.csi.aws.com"
 GCE = "pd.csi.storage.gke.io"
@@ -152,7 +152,7 @@ def run(
     info = NodeInfo(node=make_node(NODE).obj(), name=NODE)
     for p in existing:
         info.add_pod(PodInfo.of(p))
-    plugin = NodeVolumeLimits.new(None, FakeHandle(objects))  # type: ignore[arg-type]
+    plugin = NodeVolumeLimits.new(None, FakeHandle(objects))
     state = CycleState()
     pre = plugin.pre_filter(state, new_pod, [info])
     if pre is not None and pre.code is Code.SKIP:
@@ -485,7 +485,7 @@ def test_node_allocatable_limit_counts_without_csinode() -> None:
     info = NodeInfo(node=node, name=NODE)
     for p in (RUNNING, EBS_TWO):
         info.add_pod(PodInfo.of(p))
-    plugin = NodeVolumeLimits.new(None, FakeHandle(fixtures((EBS,))))  # type: ignore[arg-type]
+    plugin = NodeVolumeLimits.new(None, FakeHandle(fixtures((EBS,))))
     assert plugin.filter(CycleState(), EBS_ONE, info) == EXCEEDED
 
 
@@ -497,7 +497,7 @@ def test_placed_pods_volumes_are_read_again_when_their_claims_change() -> None:
     for p in (RUNNING, EBS_TWO):
         info.add_pod(PodInfo.of(p))
     handle = FakeHandle(fixtures((EBS,)))
-    plugin = NodeVolumeLimits.new(None, handle)  # type: ignore[arg-type]
+    plugin = NodeVolumeLimits.new(None, handle)
     assert plugin.filter(CycleState(), EBS_ONE, info) == EXCEEDED
     assert plugin.filter(CycleState(), EBS_ONE, info) == EXCEEDED
     handle.cluster.remove("PersistentVolumeClaim", f"{EBS_TWO.namespace}/csi-{EBS}-1")
@@ -512,7 +512,7 @@ def test_attach_limit_key_is_hashed_when_long() -> None:
     assert csi_attach_limit_key(EBS) == "attachable-volumes-csi-ebs.csi.aws.com"
 
 
-PLUGIN = NodeVolumeLimits.new(None, FakeHandle())  # type: ignore[arg-type]
+PLUGIN = NodeVolumeLimits.new(None, FakeHandle())
 
 
 @pytest.mark.parametrize(

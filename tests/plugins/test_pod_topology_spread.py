@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, cast
+from typing import Any
 
 import attrs
 import pytest
@@ -34,13 +34,11 @@ from ksched.api import (
     Toleration,
     TopologySpreadConstraint,
 )
-from ksched.cluster import InMemoryCluster
 from ksched.framework import (
     ActionType,
     Code,
     CycleState,
     EventResource,
-    Handle,
     NodeInfo,
     PodInfo,
     QueueingHint,
@@ -56,7 +54,7 @@ from ksched.plugins.pod_topology_spread._common import Selector
 from ksched.plugins.pod_topology_spread._filtering import MAX_INT32, PreFilterState
 from ksched.plugins.pod_topology_spread._plugin import PRE_FILTER_STATE_KEY, PRE_SCORE_STATE_KEY
 from ksched.plugins.pod_topology_spread._scoring import PreScoreState, topology_normalizing_weight
-from ksched.testing import make_node, make_pod
+from ksched.testing import FakeHandle, make_node, make_pod
 
 HOSTNAME = "kubernetes.io/hostname"
 ZONE = "topology.kubernetes.io/zone"
@@ -78,32 +76,6 @@ UNSCHEDULABLE_TAINT = Taint(key="node.kubernetes.io/unschedulable", effect="NoSc
 
 
 # ---- fakes and builders ------------------------------------------------------------
-
-
-class FakeSnapshot:
-    def __init__(self, infos: Sequence[NodeInfo]) -> None:
-        self._infos = list(infos)
-        self._by_name = {i.name: i for i in self._infos}
-
-    def list(self) -> Sequence[NodeInfo]:
-        return self._infos
-
-    def get(self, node_name: str) -> NodeInfo | None:
-        return self._by_name.get(node_name)
-
-    def have_pods_with_affinity(self) -> Sequence[NodeInfo]:
-        return [i for i in self._infos if i.pods_with_affinity]
-
-    def have_pods_with_required_anti_affinity(self) -> Sequence[NodeInfo]:
-        return [i for i in self._infos if i.pods_with_required_anti_affinity]
-
-
-class FakeHandle:
-    def __init__(self, infos: Sequence[NodeInfo], objects: Iterable[Any] = ()) -> None:
-        self.snapshot = FakeSnapshot(infos)
-        self.cluster = InMemoryCluster()
-        for obj in objects:  # the listers the default selector reads
-            self.cluster.apply(obj)
 
 
 def tsc(
@@ -208,7 +180,7 @@ def plugin(
     objects: Iterable[Any] = (),
     args: Mapping[str, Any] | None = None,
 ) -> PodTopologySpread:
-    handle = cast(Handle, FakeHandle(infos, objects))
+    handle = FakeHandle(objects, nodes=infos)
     return PodTopologySpread.new(args if args is not None else {"defaultingType": "List"}, handle)
 
 

@@ -38,6 +38,7 @@ from ksched.plugins.default_preemption import (
     DefaultPreemption,
     _dry_run,  # noqa: F401  (patched below)
 )
+from ksched.plugins.default_preemption import _dry_run as preemption_dry_run
 from ksched.plugins.default_preemption import _plugin as preemption_plugin
 from ksched.scheduler._observer import UNOBSERVED
 from ksched.testing import make_node, make_pod
@@ -268,7 +269,7 @@ async def test_benchmark_shape_takes_the_arithmetic_path(
     cluster.apply(high)
     calls: list[bool] = []
     fast = DefaultPreemption._dry_run_by_fit
-    one_pass = preemption_plugin.fit_outcome
+    one_pass = preemption_dry_run.fit_outcome  # the function _plugin calls, patched below
 
     def counting(self: DefaultPreemption, *args: Any) -> Any:
         outcome = fast(self, *args)

@@ -86,8 +86,8 @@ async def test_filters_reading_other_nodes_run_both_passes(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     cluster = _cluster()
-    pod = make_pod("p").priority(50).req(cpu="1", memory="1Gi")
-    pod = pod.pod_affinity("kubernetes.io/hostname", {"app": "x"}, anti=True).obj()
+    builder = make_pod("p").priority(50).req(cpu="1", memory="1Gi")
+    pod = builder.pod_affinity("kubernetes.io/hostname", {"app": "x"}, anti=True).obj()
     cluster.apply(pod)
     runs, outcomes = await _cycles(cluster, pod, monkeypatch)
     assert runs == [1, 1]
@@ -114,7 +114,9 @@ async def test_a_changed_node_is_filtered_again(monkeypatch: pytest.MonkeyPatch)
     for step in range(2):
         if step == 1:  # the low pod on n0 goes: the node now fits both pods
             runs.append(0)
-            await cluster.evict(cluster.get_pod("default/low0"))  # type: ignore[arg-type]
+            low0 = cluster.get_pod("default/low0")
+            assert low0 is not None
+            await cluster.evict(low0)
         scheduler.cache.update_snapshot(scheduler.snapshot)
         found = await scheduler.algorithm.schedule_pod(fw, CycleState(), pod, UNOBSERVED)
         verdicts.append(found)

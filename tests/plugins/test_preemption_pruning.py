@@ -15,7 +15,6 @@ victims, statuses and messages, pinned to what upstream's dry runs give.
 
 from __future__ import annotations
 
-import random
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -25,11 +24,11 @@ from trio.testing import MockClock
 
 from ksched.api import Node, Pod
 from ksched.cluster import InMemoryCluster
-from ksched.framework import Code, CycleState, NodeInfo, NodeToStatus, PodInfo, Status
+from ksched.framework import Code, CycleState, NodeInfo, NodeToStatus, Status
 from ksched.plugins.default_preemption import MSG_NO_VICTIMS, Candidate, DefaultPreemption
 from ksched.plugins.node_resources_fit import NodeResourcesFit
 from ksched.scheduler import Scheduler
-from ksched.testing import make_node, make_pod
+from ksched.testing import FakeHandle, make_node, make_pod
 
 pytestmark = pytest.mark.anyio
 
@@ -59,7 +58,7 @@ def pending(name: str, priority: int, cpu: str) -> Pod:
     return make_pod(name).priority(priority).req(cpu=cpu).obj()
 
 
-class Handle:
+class Handle(FakeHandle):
     """Nodes and running pods; Filter is NodeResourcesFit run as upstream's two passes
     (first with the higher-or-equal priority nominated pods added). With ``framework``
     the handle shows a profile that runs NodeResourcesFit at Filter and no PreFilter
@@ -74,64 +73,28 @@ class Handle:
         framework: bool,
     ) -> None:
         nodes, pods = list(nodes), list(pods)
-        self.cluster = InMemoryCluster()
-        objects: list[Node | Pod] = [*nodes, *pods]
-        for obj in objects:
-            self.cluster.apply(obj)
-        self.infos = [
-            NodeInfo.of(n, [p for p in pods if p.spec.node_name == n.name]) for n in nodes
-        ]
-        self.rng = random.Random(0)
         self.fit = NodeResourcesFit()
-        self.nominated = {k: [PodInfo.of(p) for p in v] for k, v in (nominated or {}).items()}
+        super().__init__(
+            [*nodes, *pods],
+            nodes=nodes,
+            pods=pods,
+            nominated=nominated,
+            plugins=[self.fit] if framework else (),
+            filters=[self.fit],
+            extensions_active=not framework,
+            now=1000.0,
+        )
+        self.infos = list(self.snapshot.list())
         self.filter_runs = 0
-        self.shows_profile = framework
-        self.filters_wait = False
-
-    metrics = None  # the scheduler's metrics: not kept here
-    extenders: Sequence[Any] = ()  # no extenders configured
-
-    def plugins_at(self, point: str) -> Sequence[tuple[str, Any]]:
-        if not self.shows_profile or point not in ("preFilter", "filter"):
-            return []
-        return [("NodeResourcesFit", self.fit)]
-
-    def pre_filter_extensions_active(self, state: CycleState) -> bool:
-        return not self.shows_profile
-
-    def now(self) -> float:
-        return 1000.0
-
-    def nominated_pods_for_node(self, node_name: str) -> Sequence[PodInfo]:
-        return self.nominated.get(node_name, [])
 
     async def run_filter_plugins_with_nominated_pods(
         self, state: CycleState, pod: Pod, node_info: NodeInfo
     ) -> Status:
         self.filter_runs += 1
-        added = [
-            p
-            for p in self.nominated_pods_for_node(node_info.name)
-            if p.pod.priority >= pod.priority and p.pod.uid != pod.uid
-        ]
-        if added:
-            with_nominated = node_info.clone()
-            for p in added:
-                with_nominated.add_pod(p)
-            status = self.fit.filter(state, pod, with_nominated)
-            if status is not None:
-                return status
-        status = self.fit.filter(state, pod, node_info)
-        return Status(Code.SUCCESS) if status is None else status
-
-    def run_pre_filter_extension_add_pod(self, *args: Any) -> Status:
-        return Status(Code.SUCCESS)
-
-    def run_pre_filter_extension_remove_pod(self, *args: Any) -> Status:
-        return Status(Code.SUCCESS)
+        return await super().run_filter_plugins_with_nominated_pods(state, pod, node_info)
 
     async def dry_run(self, preemptor: Pod) -> tuple[list[Candidate], NodeToStatus, str | None]:
-        plugin = DefaultPreemption.new(None, self)  # type: ignore[arg-type]
+        plugin = DefaultPreemption.new(None, self)
         plugin.arithmetic_dry_runs = False  # pruning and Fit reprieves only
         state = CycleState()
         self.fit.pre_filter(state, preemptor, self.infos)

@@ -23,7 +23,9 @@ def _columns(seed: int, zeros: bool) -> list[tuple[np.ndarray, np.ndarray, int]]
     return columns
 
 
-def _entries(columns: list[tuple[np.ndarray, np.ndarray, int]], i: int) -> list[tuple[int, ...]]:
+def _entries(
+    columns: list[tuple[np.ndarray, np.ndarray, int]], i: int
+) -> list[tuple[int, int, int]]:
     # gather() leaves out a resource the node does not have (allocatable 0)
     return [(int(r[i]), int(c[i]), w) for r, c, w in columns if c[i] != 0]
 

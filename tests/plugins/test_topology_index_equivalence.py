@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any, cast
+from typing import Any
 
 import attrs
 import numpy as np
@@ -25,8 +25,7 @@ from ksched.api import (
     WeightedPodAffinityTerm,
 )
 from ksched.cache import Cache, Snapshot
-from ksched.cluster import InMemoryCluster
-from ksched.framework import CycleState, Handle, NodeInfo, Status
+from ksched.framework import CycleState, NodeInfo, Status
 from ksched.framework.batch import NodeRows, PodIndex
 from ksched.plugins.inter_pod_affinity import InterPodAffinity
 from ksched.plugins.inter_pod_affinity._filtering import PRE_FILTER_STATE_KEY as IPA_PF
@@ -34,7 +33,7 @@ from ksched.plugins.inter_pod_affinity._scoring import PRE_SCORE_STATE_KEY as IP
 from ksched.plugins.pod_topology_spread import PodTopologySpread
 from ksched.plugins.pod_topology_spread._plugin import PRE_FILTER_STATE_KEY as PTS_PF
 from ksched.plugins.pod_topology_spread._plugin import PRE_SCORE_STATE_KEY as PTS_PS
-from ksched.testing import make_node, make_pod
+from ksched.testing import FakeHandle, make_node, make_pod
 
 HOSTNAME = "kubernetes.io/hostname"
 ZONE = "topology.kubernetes.io/zone"
@@ -44,13 +43,9 @@ NAMESPACES = {"ns0": {"team": "a"}, "ns1": {"team": "b"}, "ns2": {"team": "a", "
 LABEL_VALUES = {"app": ("a", "b", "c"), "tier": ("web", "db"), "color": ("blue",)}
 
 
-@attrs.define
-class _Handle:
-    snapshot: Snapshot
-    cluster: InMemoryCluster = attrs.field(factory=InMemoryCluster)  # no services, no owners
-
-    def namespace_labels(self, namespace: str) -> Mapping[str, str] | None:
-        return NAMESPACES.get(namespace)
+def _handle(snapshot: Snapshot) -> FakeHandle:
+    """The real snapshot (its pod index on), a cluster with no services and no owners."""
+    return FakeHandle(snapshot=snapshot, namespaces=NAMESPACES)
 
 
 # ---- random objects -------------------------------------------------------------------------
@@ -347,7 +342,7 @@ def _run(seed: int, rounds: int = 6, probes: int = 6) -> list[str]:
     for i in range(rng.randint(3, 25)):
         cache.add_node(_node(rng, f"n{i}"))
     snapshot = Snapshot()
-    handle = cast(Handle, _Handle(snapshot))
+    handle = _handle(snapshot)
     pts_args = rng.choice(({"defaultingType": "List"}, None))
     pts_indexed = PodTopologySpread.new(pts_args, handle)
     pts_walk = PodTopologySpread.new(pts_args, handle)
@@ -388,7 +383,7 @@ def test_index_path_is_taken() -> None:
         cache.add_pod(make_pod(f"p{i}").labels({"app": "a"}).node(f"n{i % 4}").obj())
     snapshot = Snapshot()
     cache.update_snapshot(snapshot)
-    plugin = PodTopologySpread.new({"defaultingType": "List"}, cast(Handle, _Handle(snapshot)))
+    plugin = PodTopologySpread.new({"defaultingType": "List"}, _handle(snapshot))
     pod = make_pod("in").labels({"app": "a"}).spread(1, ZONE, {"app": "a"}).obj()
     before = snapshot.pod_index.view_builds
     state = CycleState()

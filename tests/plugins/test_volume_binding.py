@@ -8,7 +8,7 @@ from typing import Any
 import anyio
 import attrs
 import pytest
-from storage_fixtures import GI, FakeHandle, csi_node, pv, pvc, storage_class
+from storage_fixtures import GI, csi_node, pv, pvc, storage_class
 
 from ksched import InMemoryCluster, Scheduler
 from ksched.api import (
@@ -40,7 +40,7 @@ from ksched.plugins.volume_binding import (
     VolumeBinding,
     build_scorer,
 )
-from ksched.testing import make_node, make_pod
+from ksched.testing import FakeHandle, make_node, make_pod
 
 HOSTNAME = "kubernetes.io/hostname"
 AWS_EBS = "kubernetes.io/aws-ebs"
@@ -72,7 +72,7 @@ def node(name: str, **labels: str) -> Node:
 
 
 def plugin(objects: list[Any], args: dict[str, Any] | None = None) -> VolumeBinding:
-    return VolumeBinding.new(args, FakeHandle([*CLASSES, *objects]))  # type: ignore[arg-type]
+    return VolumeBinding.new(args, FakeHandle([*CLASSES, *objects]))
 
 
 def local_pv(name: str, cls: str, capacity: int, host: str) -> Any:
@@ -586,7 +586,7 @@ def test_a_changed_cluster_object_wins_over_the_assumed_one() -> None:
         local_pv("pv-a", WAIT, 2 * GI, "node-a"),
     ]
     handle = FakeHandle([*CLASSES, *objects])
-    pl = VolumeBinding.new(None, handle)  # type: ignore[arg-type]
+    pl = VolumeBinding.new(None, handle)
     n = node("node-a")
     info = NodeInfo(node=n, name=n.name)
     state = CycleState()
@@ -637,7 +637,7 @@ def test_storage_capacity_scoring_prefers_the_roomier_pool() -> None:
 
 # ---- queueing hints (volume_binding.go isSchedulableAfter*) ---------------------------
 
-HINTS = VolumeBinding.new(None, FakeHandle())  # type: ignore[arg-type]
+HINTS = VolumeBinding.new(None, FakeHandle())
 Q, S = QueueingHint.QUEUE, QueueingHint.SKIP
 
 

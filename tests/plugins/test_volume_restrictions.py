@@ -5,12 +5,13 @@ and the PreFilter extensions preemption uses."""
 from __future__ import annotations
 
 import pytest
-from storage_fixtures import FakeHandle, pvc
+from storage_fixtures import pvc
 
 from ksched.api import (
     AWSElasticBlockStoreVolumeSource,
     GCEPersistentDiskVolumeSource,
     ISCSIVolumeSource,
+    PersistentVolumeClaim,
     Pod,
     RBDVolumeSource,
     Volume,
@@ -21,7 +22,7 @@ from ksched.plugins.volume_restrictions import (
     ERR_REASON_RWOP_CONFLICT,
     VolumeRestrictions,
 )
-from ksched.testing import make_node, make_pod
+from ksched.testing import FakeHandle, make_node, make_pod
 
 SKIP = Status(Code.SKIP)
 DISK_CONFLICT = Status(Code.UNSCHEDULABLE, (ERR_REASON_DISK_CONFLICT,))
@@ -94,7 +95,7 @@ def node_info(*pods: Pod) -> NodeInfo:
 def run(
     pod: Pod, info: NodeInfo, handle: FakeHandle | None = None
 ) -> tuple[Status | None, Status | None]:
-    plugin = VolumeRestrictions.new(None, handle or FakeHandle(nodes=[info]))  # type: ignore[arg-type]
+    plugin = VolumeRestrictions.new(None, handle or FakeHandle(nodes=[info]))
     state = CycleState()
     pre = plugin.pre_filter(state, pod, [info])
     if pre is not None:  # upstream runs Filter only when PreFilter succeeded
@@ -199,7 +200,7 @@ WITH_RWX = with_volumes("pod-with-rwx", claims=("claim-with-rwx",), node="node-1
 def test_access_mode_conflicts(
     pod: Pod,
     existing: tuple[Pod, ...],
-    claims: tuple[object, ...],
+    claims: tuple[PersistentVolumeClaim, ...],
     pre: Status | None,
     filt: Status | None,
 ) -> None:
@@ -210,7 +211,7 @@ def test_access_mode_conflicts(
 def test_preemption_removing_the_claim_user_clears_the_conflict() -> None:
     # The PreFilter extensions keep the count right in preemption's what-if runs.
     info = node_info(WITH_ONE, WITH_RWX)
-    plugin = VolumeRestrictions.new(None, FakeHandle((RWOP_1, RWX), nodes=[info]))  # type: ignore[arg-type]
+    plugin = VolumeRestrictions.new(None, FakeHandle((RWOP_1, RWX), nodes=[info]))
     state = CycleState()
     assert plugin.pre_filter(state, ONE_CONFLICT, [info]) is None
     ext = plugin.pre_filter_extensions()
@@ -223,7 +224,7 @@ def test_preemption_removing_the_claim_user_clears_the_conflict() -> None:
 
 def test_state_clone_is_independent() -> None:
     info = node_info(WITH_ONE)
-    plugin = VolumeRestrictions.new(None, FakeHandle((RWOP_1,), nodes=[info]))  # type: ignore[arg-type]
+    plugin = VolumeRestrictions.new(None, FakeHandle((RWOP_1,), nodes=[info]))
     state = CycleState()
     plugin.pre_filter(state, ONE_CONFLICT, [info])
     copy = state.clone()
@@ -258,7 +259,7 @@ def test_state_clone_is_independent() -> None:
     ],
 )
 def test_is_schedulable_after_pod_deleted(pod: Pod, deleted: Pod, hint: QueueingHint) -> None:
-    plugin = VolumeRestrictions.new(None, FakeHandle())  # type: ignore[arg-type]
+    plugin = VolumeRestrictions.new(None, FakeHandle())
     assert plugin.is_schedulable_after_pod_deleted(pod, deleted, None) is hint
 
 
@@ -271,5 +272,5 @@ def test_is_schedulable_after_pod_deleted(pod: Pod, deleted: Pod, hint: Queueing
     ],
 )
 def test_is_schedulable_after_pvc_added(new: object, hint: QueueingHint) -> None:
-    plugin = VolumeRestrictions.new(None, FakeHandle())  # type: ignore[arg-type]
+    plugin = VolumeRestrictions.new(None, FakeHandle())
     assert plugin.is_schedulable_after_pvc_added(ONE_CONFLICT, None, new) is hint

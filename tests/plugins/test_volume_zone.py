@@ -6,12 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from storage_fixtures import FakeHandle, pv, pvc, storage_class
+from storage_fixtures import pv, pvc, storage_class
 
 from ksched.api import Node, Pod
 from ksched.framework import Code, CycleState, NodeInfo, QueueingHint, Status
 from ksched.plugins.volume_zone import ERR_REASON_CONFLICT, VolumeZone
-from ksched.testing import make_node, make_pod
+from ksched.testing import FakeHandle, make_node, make_pod
 
 BETA_ZONE = "failure-domain.beta.kubernetes.io/zone"
 BETA_REGION = "failure-domain.beta.kubernetes.io/region"
@@ -47,7 +47,7 @@ def host(labels: dict[str, str]) -> Node:
 
 
 def run(objects: list[Any], pod: Pod, node: Node) -> tuple[Status | None, Status | None]:
-    plugin = VolumeZone.new(None, FakeHandle(objects))  # type: ignore[arg-type]
+    plugin = VolumeZone.new(None, FakeHandle(objects))
     state = CycleState()
     info = NodeInfo(node=node, name=node.name)
     pre = plugin.pre_filter(state, pod, [info])
@@ -254,7 +254,7 @@ def test_immediate_class_with_unbound_claim_has_no_pv_name() -> None:
     assert pre == unresolvable("PersistentVolume had no name")
 
 
-PLUGIN = VolumeZone.new(None, FakeHandle())  # type: ignore[arg-type]
+PLUGIN = VolumeZone.new(None, FakeHandle())
 
 
 @pytest.mark.parametrize(

@@ -17,7 +17,7 @@ def _keyed() -> Heap:
     return KeyedHeap(lambda item: item[0], lambda a, b: a[1] < b[1])
 
 
-def _sort_keyed() -> Heap:
+def _sort_keyed() -> SortKeyHeap[tuple[str, int]]:
     # (value, key): distinct even where two values are equal
     return SortKeyHeap(lambda item: item[0], lambda item: (item[1], item[0]))
 

@@ -106,7 +106,10 @@ def test_pod_no_plugin_rejected_is_seen_by_every_event() -> None:
 
 
 def test_registrations_are_per_profile() -> None:
-    by_profile = {"a": REGS, "b": {"Fit": [ClusterEventWithHint(PV_ADD)]}}
+    by_profile: dict[str, dict[str, Sequence[ClusterEventWithHint]]] = {
+        "a": REGS,
+        "b": {"Fit": [ClusterEventWithHint(PV_ADD)]},
+    }
     pool = UnschedulablePool(lambda pod: by_profile[pod.spec.scheduler_name])
     for e in (entry("in-a", "Fit", profile="a"), entry("in-b", "Fit", profile="b")):
         pool.put(e.pod.uid, e)

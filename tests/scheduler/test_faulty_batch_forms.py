@@ -14,9 +14,11 @@ import numpy as np
 import pytest
 from test_scheduler import config, factory, node, until
 
-from ksched import InMemoryCluster, Pod, Scheduler, SchedulingEvent
+from ksched import FitError, InMemoryCluster, Pod, Scheduler, SchedulingEvent
 from ksched.framework import Code, CycleState, NodeInfo, Status
 from ksched.framework.batch import IntArray, NodeTable
+from ksched.framework.runtime import Framework
+from ksched.scheduler._observer import Attempt
 from ksched.testing import make_pod
 
 
@@ -110,15 +112,17 @@ async def test_an_unexpected_fault_in_a_cycle_fails_only_that_attempt() -> None:
     events: list[SchedulingEvent] = []
     async with Scheduler.open(config(), cluster, observer=events.append) as sched:
         original = sched.algorithm.schedule_pod
-        failures = []
+        failures: list[int] = []
 
-        async def flaky(*args: Any) -> Any:
+        async def flaky(
+            fw: Framework, state: CycleState, pod: Pod, attempt: Attempt
+        ) -> str | FitError | Status:
             if not failures:
                 failures.append(1)
                 raise KeyError("lost")
-            return await original(*args)
+            return await original(fw, state, pod, attempt)
 
-        sched.algorithm.schedule_pod = flaky  # type: ignore[method-assign]
+        sched.algorithm.schedule_pod = flaky  # type: ignore[method-assign]  # a fault, injected
         await cluster.add_pod(make_pod("p").req(cpu="100m").obj())
         pod = await cluster.wait_bound("default/p", timeout=10)
         assert pod.spec.node_name == "n1"

@@ -19,7 +19,7 @@ from ksched.config import PluginRef, PluginSet, Profile, SchedulerConfig
 from ksched.framework import Code, CycleState, NodeInfo, Status
 from ksched.plugins.default_binder import DefaultBinder
 from ksched.scheduler import Scheduler, SchedulingEvent
-from ksched.testing import make_node, make_pod
+from ksched.testing import FakeHandle, make_node, make_pod
 
 pytestmark = pytest.mark.anyio
 
@@ -41,7 +41,7 @@ class Probe:
         self.bind_tasks: dict[str, int] = {}
         self.pre_binds: list[str] = []
         if async_pre_bind:
-            self.pre_bind = self._async_pre_bind  # type: ignore[method-assign]
+            self.pre_bind = self._async_pre_bind  # type: ignore[method-assign,assignment]  # async here
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         self.filter_tasks[pod.name] = _task()
@@ -137,12 +137,8 @@ class _SlowCluster(InMemoryCluster):
 
 
 def test_default_binder_binds_through_an_overridden_bind() -> None:
-    class Handle:
-        def __init__(self, cluster: InMemoryCluster) -> None:
-            self.cluster = cluster
-
-    plain = DefaultBinder.new(None, Handle(InMemoryCluster()))  # type: ignore[arg-type]
-    overridden = DefaultBinder.new(None, Handle(_SlowCluster()))  # type: ignore[arg-type]
+    plain = DefaultBinder.new(None, FakeHandle())
+    overridden = DefaultBinder.new(None, FakeHandle(cluster=_SlowCluster()))
     assert plain.name == overridden.name == "DefaultBinder"
     assert not isinstance(plain, DefaultBinder)  # a plain ``def bind``
     assert isinstance(overridden, DefaultBinder)  # awaits the subclass's bind

@@ -315,7 +315,7 @@ async def test_shutdown_with_mixed_waiting_binding_and_bound() -> None:
 
 
 class SlowPermit(WaitPermit):
-    async def permit(  # type: ignore[override]
+    async def permit(  # type: ignore[override]  # an async Permit, on purpose
         self, state: CycleState, pod: Pod, node_name: str
     ) -> Status | None:
         self.permits.append((pod.name, anyio.current_time()))

@@ -13,6 +13,7 @@ import pytest
 from ksched._errors import ConfigError
 from ksched.plugins import IN_TREE, in_tree_factory
 from ksched.scheduler import ENTRY_POINT_GROUP, _registry, plugin_registry
+from ksched.testing import FakeHandle
 
 PLUGINS = textwrap.dedent(
     """
@@ -111,7 +112,7 @@ def test_specs_add_plugins_by_their_name(
     assert registry["Good"] == module.Good.new
     assert registry["FromFunction"] is module.function_factory
     assert registry["Inner"] == module.Holder.Inner.new
-    plugin = registry["Good"](None, None)  # type: ignore[arg-type]  # no handle needed
+    plugin = registry["Good"](None, FakeHandle())
     assert isinstance(plugin, module.Good)
 
 

@@ -15,7 +15,7 @@ from ksched.cluster import InMemoryCluster
 from ksched.config import PluginRef, PluginSet, Profile, SchedulerConfig
 from ksched.framework import Code, CycleState, NodeInfo, Status
 from ksched.scheduler import Scheduler, SchedulingEvent, num_feasible_nodes_to_find
-from ksched.testing import make_node, make_pod
+from ksched.testing import FakeAsyncFilter, FakeAsyncScore, make_node, make_pod
 
 
 @pytest.mark.parametrize(
@@ -223,19 +223,6 @@ async def test_bind_failure_unreserves_forgets_and_requeues() -> None:
     assert "api server unavailable" in errors[0].details["message"]
 
 
-class AsyncScore:
-    """An async Score plugin preferring ``favourite``."""
-
-    name = "AsyncScore"
-
-    def __init__(self, favourite: str) -> None:
-        self.favourite = favourite
-
-    async def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> int:
-        await anyio.lowlevel.checkpoint()
-        return 100 if node_info.name == self.favourite else 0
-
-
 @pytest.mark.anyio
 async def test_custom_async_score_plugin_with_weight() -> None:
     cluster = InMemoryCluster()
@@ -250,8 +237,9 @@ async def test_custom_async_score_plugin_with_weight() -> None:
         )
     )
     cfg = SchedulerConfig(profiles=(Profile(plugins={"multiPoint": plugins}),))
+    prefers_n3 = FakeAsyncScore("AsyncScore", scores={"n3": 100})  # an async Score
     async with Scheduler.open(
-        cfg, cluster, registry={"AsyncScore": factory(AsyncScore("n3"))}, explain=True
+        cfg, cluster, registry={"AsyncScore": prefers_n3.new}, explain=True
     ) as sched:
         await cluster.add_pod(make_pod("p").req(cpu="1").obj())
         pod = await cluster.wait_bound("default/p", timeout=10)
@@ -343,27 +331,15 @@ async def test_closed_scheduler_cannot_serve_again() -> None:
         await sched.serve()
 
 
-class SlowFilter:
-    name = "SlowFilter"
-
-    def __init__(self) -> None:
-        self.entered = 0
-
-    async def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
-        self.entered += 1
-        await anyio.sleep(20)
-        return None
-
-
 @pytest.mark.anyio
 async def test_shutdown_during_async_filter_requeues_pod() -> None:
     cluster = InMemoryCluster()
     await cluster.add_node(node("n1"))
-    plugin = SlowFilter()
+    plugin = FakeAsyncFilter("SlowFilter", delay=20)
     async with Scheduler.open(
         config("SlowFilter"), cluster, registry={"SlowFilter": factory(plugin)}
     ) as sched:
         await cluster.add_pod(make_pod("p").obj())
-        await until(lambda: plugin.entered == 1)
+        await until(lambda: len(plugin.calls) == 1)
         await sched.aclose(grace=0.05)
     assert sched.queue.where("default/p") in ("active", "backoff", "unschedulable")

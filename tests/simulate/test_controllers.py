@@ -6,12 +6,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
 import yaml
 
-from ksched.api import POD_TEMPLATE_HASH_LABEL, compute_hash, read_manifest
+from ksched.api import POD_TEMPLATE_HASH_LABEL, Pod, compute_hash, read_manifest
 from ksched.cluster import InMemoryCluster
 from ksched.simulate import ScenarioError, parse_scenario, run_scenario
 from ksched.simulate._controllers import DAEMON_POD_TOLERATIONS, Controllers
@@ -48,9 +49,12 @@ def scenario(objects: list[str], steps: str = "", *, explain: bool = False) -> d
 
 def _cluster() -> tuple[InMemoryCluster, Controllers]:
     cluster = InMemoryCluster()
-    controllers = Controllers(
-        cluster, create_pods=lambda pods: [cluster.apply(p) for p in pods], delete_pod=print
-    )
+
+    def create_pods(pods: Sequence[Pod]) -> None:
+        for p in pods:
+            cluster.apply(p)
+
+    controllers = Controllers(cluster, create_pods=create_pods, delete_pod=print)
     cluster.subscribe(controllers.on_change)
     return cluster, controllers
 
@@ -194,7 +198,10 @@ def test_daemon_pods_get_the_controllers_tolerations_and_node_term() -> None:
     controllers.reconcile_pending()
     [pod] = cluster.pods()
     assert pod.spec.tolerations == DAEMON_POD_TOLERATIONS[-1:] + DAEMON_POD_TOLERATIONS[:-1]
-    [term] = pod.spec.affinity.node_affinity.required.terms
+    affinity = pod.spec.affinity
+    assert affinity is not None and affinity.node_affinity is not None
+    assert affinity.node_affinity.required is not None
+    [term] = affinity.node_affinity.required.terms
     [field] = term.match_fields
     assert (field.key, field.operator, field.values) == ("metadata.name", "In", ("n1",))
 

@@ -98,7 +98,7 @@ def test_check_asks_only_for_the_pods_its_expect_names(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     asked: list[Any] = []
-    real = check_module.run_scenario
+    real = run_scenario  # what _check calls, patched below
 
     def spy(*args: Any, **kwargs: Any) -> dict[str, Any]:
         asked.append(kwargs.get("explain"))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from ksched.api import LabelSelector, read_object
+from ksched.api import LabelSelector, Node, Pod, read_object
 from ksched.trace import NEVER_RECORDED, Anonymizer, strip_object
 
 POD: dict[str, Any] = {
@@ -111,7 +111,9 @@ def test_a_pod_keeps_what_the_plugins_read_and_no_secret_value() -> None:
     }
     assert stripped["status"] == {"nominatedNodeName": "n2"}
     # the scheduler reads the same pod from it
-    original, kept = read_object({"apiVersion": "v1", "kind": "Pod", **POD}), read_object(stripped)
+    original = read_object({"apiVersion": "v1", "kind": "Pod", **POD})
+    kept = read_object(stripped)
+    assert isinstance(original, Pod) and isinstance(kept, Pod)
     assert kept.spec == original.spec
     assert kept.metadata.labels == original.metadata.labels
 
@@ -123,6 +125,7 @@ def test_a_node_keeps_allocatable_taints_and_images() -> None:
     assert set(stripped["status"]) == {"allocatable", "images"}
     original = read_object({"apiVersion": "v1", "kind": "Node", **NODE})
     kept = read_object(stripped)
+    assert isinstance(original, Node) and isinstance(kept, Node)
     assert kept.status.allocatable == original.status.allocatable
     assert kept.spec == original.spec and kept.status.images == original.status.images
 

@@ -74,6 +74,29 @@ _WITH_NOMINATED_LIMIT = 10_000
 class Framework:
     """One profile: its plugins per extension point, in order, with score weights."""
 
+    # Slots: a setting that does not exist here (a fast-path switch, which lives on
+    # ``fast``) is an error, not a silent new attribute.
+    __slots__ = (
+        "_evaluated",
+        "_timed",
+        "_with_nominated",
+        "batch",
+        "fast",
+        "filters_async",
+        "group_plugin",
+        "parallelism",
+        "percentage_of_nodes_to_score",
+        "plugins",
+        "points",
+        "profile_name",
+        "row_key",
+        "scores_async",
+        "set",
+        "sort_key",
+        "waiting_pods",
+        "weights",
+    )
+
     def __init__(
         self,
         *,
