@@ -64,7 +64,9 @@ class _Run:
             )
 
     def get(self, path: str) -> httpx.Response:
-        return httpx.get(f"http://127.0.0.1:{int(self.ready.read_text())}{path}", timeout=2)
+        """An anonymous GET over HTTPS (the port's certificate is made at start)."""
+        port = int(self.ready.read_text())
+        return httpx.get(f"https://127.0.0.1:{port}{path}", timeout=2, verify=False)
 
     def stop(self) -> int | None:
         if self.proc.poll() is None:

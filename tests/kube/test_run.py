@@ -337,8 +337,11 @@ def test_sigterm_before_the_server_answers_exits_at_once(tmp_path: Path, procs: 
     proc = Proc(_write_config(tmp_path, "nowhere", kubeconfig), tmp_path, "c")
     procs.append(proc)
     _wait(proc.ready.exists, 20, "health endpoints up")
-    status, body = proc.health("/readyz")
+    # No API server to review a token: an anonymous probe is served (health paths are
+    # always allowed), a Bearer token is refused with 401, as kube-scheduler does.
+    status, body = proc.health("/readyz", token=None)
     assert status == 500 and "sched-handler-sync failed: caches not synced" in body
-    assert proc.health("/livez") == (200, "ok")
+    assert proc.health("/livez", token=None) == (200, "ok")
+    assert proc.health("/livez")[0] == 401
     proc.p.send_signal(signal.SIGTERM)
     assert proc.p.wait(5) == 0

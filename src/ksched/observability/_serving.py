@@ -129,7 +129,14 @@ class Serving:
 
     async def guard(self, request: Request) -> Response | UserInfo:
         """The user the request acts as, or the 401/403 refusing it."""
-        user = await self.authenticator.authenticate(request.headers, request.client_subject)
+        try:
+            user = await self.authenticator.authenticate(request.headers, request.client_subject)
+        except Exception as exc:  # the API server could not review the token: 401, as upstream
+            log.warning(
+                "could not authenticate the request",
+                extra={"kv": {"path": request.path, "error": f"{type(exc).__name__}: {exc}"}},
+            )
+            user = None
         if user is None:
             return _status(401, "Unauthorized", "Unauthorized")
         if self.authorizer is None:

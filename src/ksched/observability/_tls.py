@@ -16,17 +16,12 @@ from __future__ import annotations
 
 import datetime
 import hashlib
-import ipaddress
 import os
 import ssl
 import sys
 from collections.abc import Iterable
 
 import attrs
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from .._errors import ConfigError
 
@@ -61,78 +56,17 @@ class ServingCertificate:
     @property
     def fingerprint(self) -> str:
         """SHA-256 of the serving certificate (DER), as ``openssl x509 -fingerprint``."""
-        cert = x509.load_pem_x509_certificate(self.certificate_pem)
-        return hashlib.sha256(cert.public_bytes(serialization.Encoding.DER)).hexdigest()
+        der = ssl.PEM_cert_to_DER_cert(self.certificate_pem.decode("ascii"))
+        return hashlib.sha256(der).hexdigest()
 
     @classmethod
     def self_signed(cls, host: str, alternate: Iterable[str] = ()) -> ServingCertificate:
         """A CA of its own and the serving certificate it signs for ``host`` and
         ``alternate`` names (IP addresses become IP SANs), valid for a year."""
-        now = datetime.datetime.now(datetime.UTC)
-        stamp = int(now.timestamp())
-        ca_key = ec.generate_private_key(ec.SECP256R1())
-        ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, f"{host}-ca@{stamp}")])
-        ca = (
-            _builder(ca_name, ca_name, ca_key.public_key(), now)
-            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-            .add_extension(_key_usage(sign=True), critical=True)
-            .sign(ca_key, hashes.SHA256())
-        )
-        key = ec.generate_private_key(ec.SECP256R1())
-        name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, f"{host}@{stamp}")])
-        leaf = (
-            _builder(name, ca_name, key.public_key(), now)
-            .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-            .add_extension(_key_usage(sign=False), critical=True)
-            .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), False)
-            .add_extension(x509.SubjectAlternativeName(_names([host, *alternate])), False)
-            .sign(ca_key, hashes.SHA256())
-        )
-        chain = b"".join(c.public_bytes(serialization.Encoding.PEM) for c in (leaf, ca))
-        key_pem = key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        )
+        from ._self_signed import self_signed_chain  # cryptography, only when serving
+
+        chain, key_pem = self_signed_chain(host, alternate, VALIDITY)
         return cls(chain, key_pem)
-
-
-def _builder(
-    subject: x509.Name, issuer: x509.Name, public: ec.EllipticCurvePublicKey, now: datetime.datetime
-) -> x509.CertificateBuilder:
-    return (
-        x509.CertificateBuilder()
-        .subject_name(subject)
-        .issuer_name(issuer)
-        .public_key(public)
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))  # clocks a little behind
-        .not_valid_after(now + VALIDITY)
-    )
-
-
-def _key_usage(*, sign: bool) -> x509.KeyUsage:
-    return x509.KeyUsage(
-        digital_signature=True,
-        content_commitment=False,
-        key_encipherment=not sign,
-        data_encipherment=False,
-        key_agreement=False,
-        key_cert_sign=sign,
-        crl_sign=False,
-        encipher_only=False,
-        decipher_only=False,
-    )
-
-
-def _names(hosts: Iterable[str]) -> list[x509.GeneralName]:
-    names: list[x509.GeneralName] = []
-    for host in dict.fromkeys(h for h in hosts if h):
-        try:
-            names.append(x509.IPAddress(ipaddress.ip_address(host)))
-        except ValueError:
-            names.append(x509.DNSName(host))
-    return names
 
 
 def server_context(
