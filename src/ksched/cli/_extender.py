@@ -5,23 +5,14 @@ from __future__ import annotations
 import argparse
 import functools
 import sys
-from typing import Any
-
-import anyio
-import attrs
+from typing import TYPE_CHECKING, Any
 
 from .._errors import ConfigError
-from ..config import SchedulerConfig, parse_config
-from ..extender.serving import (
-    EXTENDER_LIMITS,
-    ExtenderServer,
-    extender_serving,
-    serve_extender,
-)
-from ..observability import configure_logging, parse_address
-from ._inputs import load_config_file
 from ._options import plugin_option, plugin_registry
-from ._serving import add_serving_flags, parse_size, serving_options
+from ._serving import add_serving_flags
+
+if TYPE_CHECKING:  # the server's modules are imported when it starts, not by `ksched --help`
+    from ..config import SchedulerConfig
 
 __all__ = ["add_extender_parser"]
 
@@ -59,13 +50,28 @@ def add_extender_parser(sub: Any) -> None:
 
 def _plugins_only_config(names: list[str]) -> SchedulerConfig:
     """A profile of just these plugins (with the QueueSort and Bind a profile needs)."""
+    from ..config import parse_config
+
     enabled = [{"name": "PrioritySort"}, {"name": "DefaultBinder"}, *({"name": n} for n in names)]
     multi = {"enabled": enabled, "disabled": [{"name": "*"}]}
     return parse_config({"profiles": [{"plugins": {"multiPoint": multi}}]})
 
 
 def _serve(args: argparse.Namespace) -> int:
+    import anyio
+    import attrs
+
+    from ..extender.serving import (
+        EXTENDER_LIMITS,
+        ExtenderServer,
+        extender_serving,
+        serve_extender,
+    )
     from ..kube import load_kubeconfig
+    from ..observability import parse_address
+    from ..observability._logging import configure_logging
+    from ._inputs import load_config_file
+    from ._serving import parse_size, serving_options
 
     registry = plugin_registry(args.plugin)
     if args.config:

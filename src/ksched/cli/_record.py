@@ -8,17 +8,15 @@ import logging
 import os
 import signal
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from .._errors import KschedError
-from ..api import parse_duration
-from ..config import SchedulerConfig
-from ..kube import KubeClient, KubeConfig, TokenBucket, resolve_kubeconfig
-from ..kube._record import Recorder
-from ..observability._logging import configure_logging
-from ..trace import Anonymizer, BufferedTraceWriter, TraceHeader, TraceWriter
+
+if TYPE_CHECKING:  # the command's modules are imported when it runs, not by `ksched --help`
+    from ..kube import KubeConfig
+    from ..trace import TraceWriter
 
 __all__ = ["add_record_parser"]
 
@@ -51,6 +49,12 @@ def add_record_parser(sub: Any) -> None:
 
 
 def _command(args: argparse.Namespace) -> int:
+    from ..api import parse_duration
+    from ..config import SchedulerConfig
+    from ..kube import resolve_kubeconfig
+    from ..observability._logging import configure_logging
+    from ..trace import TraceHeader, TraceWriter
+
     duration = None
     if args.duration is not None:
         try:
@@ -81,6 +85,10 @@ def _command(args: argparse.Namespace) -> int:
 async def _record(
     kube: KubeConfig, writer: TraceWriter, args: argparse.Namespace, duration: float | None
 ) -> tuple[float, dict[str, int]]:
+    from ..kube import KubeClient, TokenBucket
+    from ..kube._record import Recorder
+    from ..trace import Anonymizer, BufferedTraceWriter
+
     stop = anyio.Event()
     buffered = BufferedTraceWriter(writer)
     anonymizer = Anonymizer() if args.anonymize else None
