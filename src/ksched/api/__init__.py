@@ -53,6 +53,7 @@ from ._model import PriorityClass as PriorityClass
 from ._model import ReplicaSet as ReplicaSet
 from ._model import ReplicationController as ReplicationController
 from ._model import ResourceList as ResourceList
+from ._model import SchedulingGroupRef as SchedulingGroupRef
 from ._model import Service as Service
 from ._model import StatefulSet as StatefulSet
 from ._model import Taint as Taint
@@ -70,7 +71,6 @@ from ._resources import pod_requests as pod_requests
 from ._scheduling_groups import WORKLOAD_MAX_POD_GROUPS as WORKLOAD_MAX_POD_GROUPS
 from ._scheduling_groups import GroupPolicy as GroupPolicy
 from ._scheduling_groups import PodGroupTemplate as PodGroupTemplate
-from ._scheduling_groups import SchedulingGroupRef as SchedulingGroupRef
 from ._scheduling_groups import SchedulingPodGroup as SchedulingPodGroup
 from ._scheduling_groups import Workload as Workload
 from ._scheduling_groups_manifest import store_kind as store_kind

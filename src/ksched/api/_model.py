@@ -7,15 +7,11 @@ Field names follow the Kubernetes API in snake_case. Quantities are already pars
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
 
 import attrs
 
 from ._selectors import LabelSelector, NodeSelector, NodeSelectorTerm
 from ._volume import Volume
-
-if TYPE_CHECKING:
-    from ._scheduling_groups import SchedulingGroupRef
 
 __all__ = [
     "Affinity",
@@ -263,6 +259,28 @@ class PodResourceClaimStatus:
 
     name: str
     resource_claim_name: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class SchedulingGroupRef:
+    """A pod's reference to its pod group, in either upstream shape.
+
+    Newest: ``spec.schedulingGroup.podGroupName`` names a PodGroup object. First alpha:
+    ``spec.workloadRef`` names a Workload, one of its ``podGroups`` and an optional
+    replica key (each replica key is a separate group of the same policy).
+    """
+
+    pod_group_name: str = ""
+    workload: str = ""
+    pod_group: str = ""
+    replica_key: str = ""
+
+    def group_key(self, namespace: str) -> str:
+        """The group's identity: ``ns/podGroupName``, or ``ns/workload/podGroup[/replica]``."""
+        if self.pod_group_name:
+            return f"{namespace}/{self.pod_group_name}"
+        key = f"{namespace}/{self.workload}/{self.pod_group}"
+        return f"{key}/{self.replica_key}" if self.replica_key else key
 
 
 @attrs.frozen(kw_only=True)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import attrs
 
-from ._model import ObjectMeta
+from ._model import ObjectMeta, SchedulingGroupRef
 
 __all__ = [
     "WORKLOAD_MAX_POD_GROUPS",
@@ -92,25 +92,3 @@ class SchedulingPodGroup:
     @property
     def key(self) -> str:
         return f"{self.metadata.namespace}/{self.metadata.name}"
-
-
-@attrs.frozen(kw_only=True)
-class SchedulingGroupRef:
-    """A pod's reference to its pod group, in either upstream shape.
-
-    Newest: ``spec.schedulingGroup.podGroupName`` names a PodGroup object. First alpha:
-    ``spec.workloadRef`` names a Workload, one of its ``podGroups`` and an optional
-    replica key (each replica key is a separate group of the same policy).
-    """
-
-    pod_group_name: str = ""
-    workload: str = ""
-    pod_group: str = ""
-    replica_key: str = ""
-
-    def group_key(self, namespace: str) -> str:
-        """The group's identity: ``ns/podGroupName``, or ``ns/workload/podGroup[/replica]``."""
-        if self.pod_group_name:
-            return f"{namespace}/{self.pod_group_name}"
-        key = f"{namespace}/{self.workload}/{self.pod_group}"
-        return f"{key}/{self.replica_key}" if self.replica_key else key
