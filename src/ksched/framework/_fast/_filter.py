@@ -44,6 +44,11 @@ from ._scan import first_passing_rows
 __all__ = ["BatchFilter"]
 
 
+_NO_ROWS: IntArray = np.zeros(0, dtype=np.int64)
+_NO_VERDICTS: BoolArray = np.zeros(0, dtype=np.bool_)
+_NO_ROWS.flags.writeable = _NO_VERDICTS.flags.writeable = False  # shared: replaced, never filled
+
+
 @attrs.define(eq=False, slots=True)
 class _Pass:
     """One pod's batch Filter pass: its inputs and what the steps found so far."""
@@ -64,9 +69,9 @@ class _Pass:
     masks: list[tuple[PluginCall, BoolArray]] = attrs.field(factory=list)
     per_node: list[PluginCall] = attrs.field(factory=list)
     kept_rows: RowVerdicts | None = None
-    order: IntArray = attrs.field(factory=lambda: np.zeros(0, dtype=np.int64))
+    order: IntArray = attrs.field(factory=lambda: _NO_ROWS)
     """Table rows in the order the per-node path examines them."""
-    ok: BoolArray = attrs.field(factory=lambda: np.zeros(0, dtype=np.bool_))
+    ok: BoolArray = attrs.field(factory=lambda: _NO_VERDICTS)
     """Per position: the mask passes it."""
     special: BoolArray | None = None
     """Per position: the node holds nominated pods (judged one by one)."""
