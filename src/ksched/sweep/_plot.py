@@ -27,6 +27,8 @@ def plot_series(rows: Iterable[Mapping[str, str]], plot: PlotSpec) -> Series:
     for row in rows:
         if row["metric"] != plot.metric or not row["value"]:
             continue
+        if any(row.get(axis) != label for axis, label in plot.where.items()):
+            continue
         line = row[plot.by] if plot.by else plot.metric
         series[line][row[plot.x]].append(float(row["value"]))
     return series

@@ -7,6 +7,7 @@ cell runs: a bad one is a SpecError naming the spec, the axis value and the fiel
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -124,7 +125,7 @@ class _Checker:
         if self.spec.kind == "gpu":
             self._check_gpu(cell, params)
             return
-        key = (bundle.digest, choice.file, overrides)
+        key = (bundle.digest, choice.file, _overrides_key(overrides))
         if key in self.checked:
             return
         try:
@@ -147,6 +148,10 @@ class _Checker:
             raise self.fail(cell, str(exc)) from None
         if params.get("rng", "go") not in ("go", "ksched"):
             raise self.fail(cell, f"rng: {params['rng']!r}: expected go or ksched")
+
+
+def _overrides_key(overrides: tuple[Override, ...]) -> str:
+    return json.dumps([attrs.asdict(o) for o in overrides], sort_keys=True, default=str)
 
 
 def _node_list(trace_dir: Path, nodes: str | None) -> Path:

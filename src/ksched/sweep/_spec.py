@@ -47,7 +47,7 @@ _OVERRIDE_AXIS = re.compile(r"^([A-Za-z][A-Za-z0-9_-]*)\.(weight|scoringStrategy
 _FIELDS = frozenset(
     {"apiVersion", "kind", "name", "run", "grid", "trace", "metrics", "table", "parquet", "plots"}
 )
-_PLOT_FIELDS = frozenset({"metric", "x", "by", "file", "title"})
+_PLOT_FIELDS = frozenset({"metric", "x", "by", "file", "title", "where"})
 
 
 class SpecError(KschedError):
@@ -92,6 +92,8 @@ class PlotSpec:
     file: Path
     by: str | None = None
     title: str | None = None
+    where: Mapping[str, str] = attrs.field(factory=dict)
+    """Only the cells with these labels (axis -> label)."""
 
 
 @attrs.frozen
@@ -350,7 +352,14 @@ def _plot(raw: Any, index: int, axes: Sequence[str], base: Path, where: str) -> 
     if by is not None and by not in axes:
         raise SpecError(f"{field}.by: {by!r}: expected an axis ({', '.join(axes)})")
     title = raw.get("title")
+    where_raw = raw.get("where") or {}
+    if not isinstance(where_raw, Mapping):
+        raise SpecError(f"{field}.where: expected a mapping of axis to label")
+    for axis in where_raw:
+        if axis not in axes:
+            raise SpecError(f"{field}.where.{axis}: not an axis ({', '.join(axes)})")
     return PlotSpec(
+        where={str(k): _label(v) for k, v in where_raw.items()},
         metric=raw["metric"],
         x=x,
         by=by,
