@@ -145,6 +145,9 @@ def _client(address: str) -> Iterator[Any]:
                     processes=True,
                     host="127.0.0.1",
                     dashboard_address=None,
+                    scheduler_kwargs={
+                        "dashboard_address": "127.0.0.1:0"
+                    },  # its HTTP server: a free port
                     silence_logs=logging.ERROR,
                 )
             )

@@ -17,7 +17,7 @@ from typing import Any
 import attrs
 import yaml
 
-from .._errors import KschedError
+from ._errors import SpecError
 from ._overrides import Override, parse_override
 
 __all__ = ["KINDS", "Axis", "Cell", "ConfigChoice", "PlotSpec", "SpecError", "SweepSpec"]
@@ -48,10 +48,6 @@ _FIELDS = frozenset(
     {"apiVersion", "kind", "name", "run", "grid", "trace", "metrics", "table", "parquet", "plots"}
 )
 _PLOT_FIELDS = frozenset({"metric", "x", "by", "file", "title", "where"})
-
-
-class SpecError(KschedError):
-    """A sweep spec that cannot be run (the message names the file and the field)."""
 
 
 @attrs.frozen

@@ -90,11 +90,14 @@ class TableWriter:
         rows = io.StringIO()
         out = csv.writer(rows, lineterminator="\n")
         if outcome.error is not None:
-            out.writerow([*head, "", "", "", outcome.error, seconds])
+            error = " | ".join(line for line in outcome.error.splitlines() if line.strip())
+            out.writerow([*head, "", "", "", error, seconds])
             self.failed.add(outcome.id)
         for metric, at, value in outcome.metrics:
             at_text = "" if at is None else str(at)
             out.writerow([*head, metric, at_text, _number(value), "", seconds])
+        if outcome.error is None and not outcome.metrics:
+            out.writerow([*head, "", "", "", "", seconds])  # done, none of its metrics kept
         self._handle.write(rows.getvalue())
         self._handle.flush()
         self.done.add(outcome.id)
