@@ -44,12 +44,14 @@ class CellTask:
 
 @attrs.frozen
 class CellOutcome:
-    """A cell's metrics, or its error; ``seconds`` is the worker's wall time for it."""
+    """A cell's metrics, or its error; ``seconds`` is the worker's wall time for it,
+    ``cpu_seconds`` its CPU time (the worker process's, while the cell ran)."""
 
     id: str
     metrics: tuple[Metric, ...] = ()
     error: str | None = None
     seconds: float = 0.0
+    cpu_seconds: float = 0.0
 
 
 def run_cell(task: CellTask, bundle: Bundle) -> CellOutcome:
@@ -63,18 +65,26 @@ _ONE_AT_A_TIME = threading.Lock()
 
 
 def _run(task: CellTask, bundle: Bundle) -> CellOutcome:
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     try:
         runner = _RUNNERS[task.kind]
         metrics = list(runner(task, bundle))
     except Exception as exc:
         return CellOutcome(
-            id=task.id, error=_error_text(exc, bundle), seconds=time.perf_counter() - start
+            id=task.id,
+            error=_error_text(exc, bundle),
+            seconds=time.perf_counter() - start,
+            cpu_seconds=time.process_time() - cpu,
         )
     if task.metrics is not None:
         wanted = set(task.metrics)
         metrics = [m for m in metrics if m[0] in wanted]
-    return CellOutcome(id=task.id, metrics=tuple(metrics), seconds=time.perf_counter() - start)
+    return CellOutcome(
+        id=task.id,
+        metrics=tuple(metrics),
+        seconds=time.perf_counter() - start,
+        cpu_seconds=time.process_time() - cpu,
+    )
 
 
 def _error_text(exc: Exception, bundle: Bundle) -> str:

@@ -18,6 +18,7 @@ import contextlib
 import importlib
 import logging
 import threading
+import uuid
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -94,6 +95,9 @@ async def run_dask(items: Sequence[Item], on_done: OnDone, *, address: str) -> N
 def _dask_sweep(items: Sequence[Item], report: OnDone, address: str, stop: threading.Event) -> None:
     wait = _distributed().wait
 
+    # Keys of this run only: a long-lived cluster may still hold a result of an earlier
+    # sweep's cell of the same id, which would be handed back instead of running it.
+    run = uuid.uuid4().hex[:12]
     with _client(address) as client:
         scattered: dict[str, Any] = {}
         for _, bundle in items:
@@ -101,7 +105,11 @@ def _dask_sweep(items: Sequence[Item], report: OnDone, address: str, stop: threa
                 scattered[bundle.digest] = client.scatter(bundle, broadcast=True, hash=False)
         pending = {
             client.submit(
-                run_cell, task, scattered[bundle.digest], key=f"ksched-cell-{task.id}", pure=False
+                run_cell,
+                task,
+                scattered[bundle.digest],
+                key=f"ksched-cell-{task.id}-{run}",
+                pure=False,
             ): task.id
             for task, bundle in items
         }
