@@ -82,6 +82,18 @@ def test_a_bad_field_is_named(tmp_path: Path, extra: str, message: str) -> None:
         ("  seed: [1]", r"grid.input: every sweep needs its inputs"),
         ("  input: [a.yaml, a.yaml]", r"grid.input\[1\]: 'a.yaml' is there twice"),
         (
+            '  input: [a.yaml]\n  seed: {"two\\nlines": 2}',
+            r"grid.seed\[0\]: 'two\\nlines': a label is one line of 1 to 200 characters",
+        ),
+        (
+            "  input: [a.yaml]\n  seed: "
+            + str(list(range(1001)))
+            + "\n  opportunisticBatching: [true, false]"
+            + "\n  NodeResourcesFit.weight: "
+            + str(list(range(1, 502))),
+            r"grid: 1003002 cells, more than 1000000: split the sweep",
+        ),
+        (
             "  input: [a.yaml]\n  config: {x: {file: a.yaml, weight: 2}}",
             r"grid.config.x: weight: unknown field \(known: file, overrides\)",
         ),

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import math
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -42,6 +43,11 @@ PARAMS: dict[str, dict[str, type | tuple[type, ...]]] = {
     },
 }
 """The parameters each kind takes as grid axes besides ``input`` and ``config``."""
+
+MAX_CELLS = 1_000_000
+"""The most cells a grid may have (its cells are listed up front)."""
+MAX_LABEL = 200
+"""The longest label of an axis value (a table column holds it on every row)."""
 
 _OVERRIDE_AXIS = re.compile(r"^([A-Za-z][A-Za-z0-9_-]*)\.(weight|scoringStrategy)$")
 _FIELDS = frozenset(
@@ -162,6 +168,9 @@ def parse_spec(data: Any, path: Path) -> SweepSpec:
     axes = [_axis(str(name), values, kind, base, trace_dir, where) for name, values in grid.items()]
     if not any(a.name == "input" for a in axes):
         raise SpecError(f"{where}: grid.input: every sweep needs its inputs")
+    size = math.prod(len(a.values) for a in axes)
+    if size > MAX_CELLS:
+        raise SpecError(f"{where}: grid: {size} cells, more than {MAX_CELLS}: split the sweep")
     table = data.get("table", f"{path.stem}.csv")
     if not isinstance(table, str) or not table:
         raise SpecError(f"{where}: table: expected a file name")
@@ -213,6 +222,11 @@ def _values(raw: Any, field: str) -> list[tuple[str, Any]]:
     for i, label in enumerate(labels):
         if label in labels[:i]:
             raise SpecError(f"{field}[{i}]: {label!r} is there twice")
+        if not label or any(c in label for c in "\r\n") or len(label) > MAX_LABEL:
+            raise SpecError(
+                f"{field}[{i}]: {label[:40]!r}: a label is one line of 1 to {MAX_LABEL} "
+                "characters (name it with a mapping: label: value)"
+            )
     return pairs
 
 
