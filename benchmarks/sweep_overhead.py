@@ -10,7 +10,7 @@ is the same without the wall clock (which other work on a shared machine stretch
 grids: tiny simulate cells (a few ms each: overhead dominates) and the FGD grid
 on the shipped openb slice (24 cells of 0.3-1 s).
 
-    python benchmarks/sweep.py [--cells 64] [--out benchmarks/results/sweep.json]
+    python benchmarks/sweep_overhead.py [--cells 64] [--out benchmarks/results/sweep_overhead.json]
 """
 
 from __future__ import annotations
@@ -165,7 +165,7 @@ def measure(name: str, spec: SweepSpec, folder: Path) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cells", type=int, default=64, help="tiny simulate cells")
-    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks/results/sweep.json")
+    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks/results/sweep_overhead.json")
     args = parser.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
