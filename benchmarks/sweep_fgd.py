@@ -8,8 +8,8 @@ workloads x 10 seeds) on N workers is then projected, not run:
     T(N) = ceil(1020 / N) x (cell + overhead)
 
 with ``cell`` the measured cell's CPU seconds (a worker per core: no other work sharing
-it) and ``overhead`` the per-cell overhead ``benchmarks/sweep_overhead.py`` measured. That assumes
-every cell costs what the measured one does (cells of other policies and workloads cost
+it) and ``overhead`` the per-cell overhead ``benchmarks/sweep_overhead.py`` measured.
+That assumes every cell costs what the measured one does (cells of other policies and workloads cost
 23-40 s of CPU: results.d/wave10-gpu-trace.md) and that the Dask scheduler keeps up (it
 hands out a task in about a millisecond: ~1 s for the whole grid).
 
@@ -43,7 +43,10 @@ def main() -> None:
     parser.add_argument("--workload", default="default")
     parser.add_argument("--trace", type=Path, default=TRACE)
     parser.add_argument(
-        "--overhead-s", type=float, default=0.05, help="per-cell overhead (benchmarks/sweep_overhead.py)"
+        "--overhead-s",
+        type=float,
+        default=0.05,
+        help="per-cell overhead (benchmarks/sweep_overhead.py)",
     )
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks/results/sweep_fgd.json")
     args = parser.parse_args()

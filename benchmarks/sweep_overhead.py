@@ -10,7 +10,7 @@ is the same without the wall clock (which other work on a shared machine stretch
 grids: tiny simulate cells (a few ms each: overhead dominates) and the FGD grid
 on the shipped openb slice (24 cells of 0.3-1 s).
 
-    python benchmarks/sweep_overhead.py [--cells 64] [--out benchmarks/results/sweep_overhead.json]
+    python benchmarks/sweep_overhead.py [--cells 64] [--out FILE.json]
 """
 
 from __future__ import annotations
