@@ -1,7 +1,8 @@
 """``ksched sweep SPEC.yaml``: a grid of simulations into one table (docs/sweeps.md).
 
 Exit status: 0 every cell of the table ran, 1 some failed (each with its error in the
-table), 2 a bad spec or option (nothing runs).
+table), 2 a bad spec or option (nothing runs), 130 interrupted (Ctrl-C: the table keeps
+the cells that finished).
 """
 
 from __future__ import annotations
@@ -96,16 +97,22 @@ def _list(spec: Any, args: argparse.Namespace) -> int:
 def _run(spec: Any, args: argparse.Namespace) -> int:
     from ..sweep import run_sweep
 
-    result = run_sweep(
-        spec,
-        backend=os.environ.get("KSCHED_ASYNC_BACKEND", "asyncio"),
-        table=Path(args.table) if args.table else None,
-        parquet=Path(args.parquet) if args.parquet else None,
-        jobs=args.jobs,
-        dask=args.dask,
-        progress=sys.stderr,
-        plots=not args.no_plot,
-    )
+    table = Path(args.table) if args.table else spec.table
+    try:
+        result = run_sweep(
+            spec,
+            backend=os.environ.get("KSCHED_ASYNC_BACKEND", "asyncio"),
+            table=Path(args.table) if args.table else None,
+            parquet=Path(args.parquet) if args.parquet else None,
+            jobs=args.jobs,
+            dask=args.dask,
+            progress=sys.stderr,
+            plots=not args.no_plot,
+        )
+    except KeyboardInterrupt:
+        # The cells that finished are in the table; the ones in flight were stopped.
+        print(f"ksched: interrupted: run it again to resume from {table}", file=sys.stderr)
+        return 130
     print(
         f"{result.table}: {result.cells} cells ({result.skipped} already there, {result.ran} "
         f"run, {result.failed} failed) in {result.seconds:.1f} s"

@@ -156,7 +156,7 @@ def _client(address: str) -> Iterator[Any]:
                     scheduler_kwargs={
                         "dashboard_address": "127.0.0.1:0"
                     },  # its HTTP server: a free port
-                    silence_logs=logging.ERROR,
+                    silence_logs=logging.CRITICAL,  # a cell's failure comes back as its error
                 )
             )
             client = stack.enter_context(Client(cluster))
