@@ -84,12 +84,20 @@ async def run_dask(items: Sequence[Item], on_done: OnDone, *, address: str) -> N
         finally:
             stop.set()
 
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(stop_when_cancelled)
-        # Not abandoned on cancel: the thread sees ``stop``, cancels what is left and
-        # closes the cluster it started before the sweep returns.
-        await anyio.to_thread.run_sync(_dask_sweep, items, report, address, stop)
-        tg.cancel_scope.cancel()
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(stop_when_cancelled)
+            # Not abandoned on cancel: the thread sees ``stop``, cancels what is left and
+            # closes the cluster it started before the sweep returns.
+            await anyio.to_thread.run_sync(_dask_sweep, items, report, address, stop)
+            tg.cancel_scope.cancel()
+    except BaseExceptionGroup as group:
+        leaf: BaseException = group
+        while isinstance(leaf, BaseExceptionGroup) and len(leaf.exceptions) == 1:
+            leaf = leaf.exceptions[0]
+        if isinstance(leaf, KschedError):
+            raise leaf from None  # an unreachable scheduler: said as such (exit status 2)
+        raise
 
 
 def _dask_sweep(items: Sequence[Item], report: OnDone, address: str, stop: threading.Event) -> None:
