@@ -179,3 +179,20 @@ def test_cli_list_shows_the_cells(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert lines[0] == "cell\tinput\tconfig\tseed\tin table"
     assert len(lines) == 7 and all(line.endswith("\tno") for line in lines[1:])
     assert "6 cells, 0 in" in err
+
+
+def test_replay_inputs_are_read_as_replay_reads_them(tmp_path: Path) -> None:
+    # A trace, or a scenario file converted on the way; anything else stops the sweep.
+    notes = tmp_path / "notes.yaml"
+    notes.write_text("hello: world\n")
+    scenario = EXAMPLES / "scenarios" / "demo.yaml"
+    trace = EXAMPLES / "traces" / "small-day.jsonl.gz"
+    good = write_spec(
+        tmp_path,
+        f"kind: Sweep\nrun: replay\ngrid:\n  input: [{scenario}, {trace}]\n",
+        "good.yaml",
+    )
+    assert len(prepare(SweepSpec.load(good))) == 2
+    bad = write_spec(tmp_path, f"kind: Sweep\nrun: replay\ngrid:\n  input: [{notes}]\n", "bad.yaml")
+    with pytest.raises(SpecError, match=r"bad.yaml: cell input=.*notes.yaml: .*notes.yaml"):
+        prepare(SweepSpec.load(bad))

@@ -183,7 +183,7 @@ def _replay(task: CellTask, bundle: Bundle) -> Iterable[Metric]:
     from ..trace import is_trace_file, open_trace
     from ..trace._sources import trace_of_file
 
-    folder = loaded(bundle, "folder", lambda paths: paths[0])
+    path = loaded(bundle, "path", lambda paths: paths[0])
     config = _config(task, SchedulerConfig())
     options: dict[str, Any] = {
         "follow_recorded": bool(task.params.get("followRecorded", False)),
@@ -192,11 +192,11 @@ def _replay(task: CellTask, bundle: Bundle) -> Iterable[Metric]:
         "explain": False,
         "trace_name": task.label,
     }
-    if is_trace_file(folder):
-        with open_trace(folder) as trace:
+    if is_trace_file(path):
+        with open_trace(path) as trace:
             report = replay(trace, config, **options)
     else:
-        trace = trace_of_file(folder, workload=task.params.get("workload"))
+        trace = trace_of_file(path, workload=task.params.get("workload"))
         report = replay(trace, config, **options)
     return replay_metrics(report)
 

@@ -103,7 +103,6 @@ class _Checker:
             self.own_configs[bundle.digest] = scenario.config
             return bundle
         if kind == "replay":
-            _check_trace(inputs[0])
             return make_bundle(inputs, inputs)
         from ..gpu import read_nodes, read_pods
 
@@ -125,12 +124,24 @@ class _Checker:
         if self.spec.kind == "gpu":
             self._check_gpu(cell, params)
             return
+        if self.spec.kind == "replay":
+            self._check_trace(cell, bundle, params.get("workload"))
         key = (bundle.digest, choice.file, _overrides_key(overrides))
         if key in self.checked:
             return
         try:
             _check_config(choice, overrides, self.own_configs.get(bundle.digest))
         except (KschedError, ValueError) as exc:
+            raise self.fail(cell, str(exc)) from None
+        self.checked.add(key)
+
+    def _check_trace(self, cell: Cell, bundle: Bundle, workload: str | None) -> None:
+        key = (bundle.digest, "trace", workload)
+        if key in self.checked:
+            return
+        try:
+            _check_trace(Path(bundle.root, bundle.entries[0]), workload)
+        except (KschedError, ValueError, OSError) as exc:
             raise self.fail(cell, str(exc)) from None
         self.checked.add(key)
 
@@ -162,7 +173,8 @@ def _node_list(trace_dir: Path, nodes: str | None) -> Path:
     return path
 
 
-def _check_trace(path: Path) -> None:
+def _check_trace(path: Path, workload: str | None) -> None:
+    """A trace file's header, or a scenario / scheduler_perf file converted."""
     from ..trace import is_trace_file, open_trace
 
     if is_trace_file(path):
@@ -171,7 +183,7 @@ def _check_trace(path: Path) -> None:
         return
     from ..trace._sources import trace_of_file
 
-    trace_of_file(path)
+    trace_of_file(path, workload=workload)
 
 
 def _check_config(choice: ConfigChoice, overrides: tuple[Override, ...], own: Any) -> None:
