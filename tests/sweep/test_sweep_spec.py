@@ -169,6 +169,8 @@ def test_cli_bad_spec_exits_2_naming_file_and_field(
     )
     assert main(["sweep", str(bad), "--dask", "local:zero"]) == 2
     assert "--dask local:zero: expected local:N" in capsys.readouterr().err
+    assert main(["sweep", str(bad), "--dask", "local:2", "-j", "2"]) == 2
+    assert "--jobs and --dask: give one" in capsys.readouterr().err
 
 
 def test_cli_list_shows_the_cells(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

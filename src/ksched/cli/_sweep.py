@@ -56,6 +56,8 @@ def _command(args: argparse.Namespace) -> int:
     if args.dask is not None:
         from ..sweep._executors import parse_dask_address
 
+        if args.jobs is not None:
+            raise KschedError("--jobs and --dask: give one (a Dask cluster has its own workers)")
         parse_dask_address(args.dask)
     _require_extras(args)
     spec = SweepSpec.load(args.spec)
