@@ -55,6 +55,18 @@ def test_a_cut_last_line_drops_that_cells_rows(tmp_path: Path) -> None:
     assert path.read_bytes() == whole
 
 
+def test_a_table_cut_in_its_header_starts_afresh(tmp_path: Path) -> None:
+    path = tmp_path / "t.csv"
+    path.write_text("cell,inp")  # stopped while writing the header
+    writer = TableWriter(path, AXES)
+    writer.write(("a", "0"), outcome("c1", 1))
+    writer.close()
+    assert path.read_text().splitlines() == [
+        "cell,input,seed,metric,at,value,error,seconds",
+        "c1,a,0,m0,,1,,0.250",
+    ]
+
+
 def test_a_table_of_another_grid_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "t.csv"
     TableWriter(path, AXES).close()

@@ -45,6 +45,8 @@ class TableWriter:
         self.columns = table_columns(axes)
         self.done: set[str] = set()
         self.failed: set[str] = set()
+        if path.exists():
+            self._drop_partial_cell()
         fresh = not path.exists() or path.stat().st_size == 0
         if not fresh:
             self._read_existing()
@@ -55,7 +57,6 @@ class TableWriter:
             self._handle.flush()
 
     def _read_existing(self) -> None:
-        self._drop_partial_cell()
         with self.path.open(newline="", encoding="utf-8") as handle:
             reader = csv.reader(handle)
             header = next(reader, None)
