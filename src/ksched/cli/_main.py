@@ -24,6 +24,7 @@ from ._options import plugin_option, plugin_registry, strict_option
 from ._record import add_record_parser
 from ._replay import add_replay_parser, add_trace_parser
 from ._run import add_run_parser
+from ._sweep import add_sweep_parser
 
 __all__ = ["main"]
 
@@ -450,6 +451,7 @@ def _parser(argv: Sequence[str]) -> argparse.ArgumentParser:
     add_replay_parser(sub)
     add_trace_parser(sub)
     add_gpu_parser(sub)
+    add_sweep_parser(sub)
     return parser
 
 
