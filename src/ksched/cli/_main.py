@@ -1,8 +1,4 @@
-"""The ``ksched`` command: simulate, check, config, plugins, bench.
-
-Exit status: 0 ok, 1 ``check`` failures, 2 bad input (the message names the file, the
-object and the field; nothing runs).
-"""
+"""The ``ksched`` command line: one subcommand per task, listed by ``ksched --help``."""
 
 from __future__ import annotations
 
@@ -11,7 +7,7 @@ import contextlib
 import importlib
 import json
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO, cast
 
@@ -26,6 +22,18 @@ from ._replay import add_replay_parser, add_trace_parser
 from ._run import add_run_parser
 
 __all__ = ["main"]
+
+DESCRIPTION = """\
+Kubernetes scheduling as a simulator and a scheduler: simulate scenarios and
+manifests, check them against their expectations, run against a cluster, replay
+traces. "ksched COMMAND --help" tells more about each command.
+
+exit status:
+  0  done (check: every scenario passed)
+  1  check: a scenario failed its expectations
+  2  bad input; the message names the file, the object and the field, and
+     nothing runs
+"""
 
 # ---- plugins --------------------------------------------------------------------------
 
@@ -263,26 +271,33 @@ def _render_explanations(console: Any, report: dict[str, Any], explain: bool | l
 # ---- check ------------------------------------------------------------------------------
 
 
-def _scenario_files(paths: Sequence[str]) -> Iterator[Path]:
+def _scenario_files(paths: Sequence[str]) -> list[Path]:
+    """Every scenario file named or below a directory named; a path with none is bad input."""
+    found: list[Path] = []
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            yield from sorted(p for p in path.rglob("*.yaml") if p.is_file())
-            yield from sorted(p for p in path.rglob("*.yml") if p.is_file())
+            below = [
+                *sorted(p for p in path.rglob("*.yaml") if p.is_file()),
+                *sorted(p for p in path.rglob("*.yml") if p.is_file()),
+            ]
+            if not below:
+                raise KschedError(f"check: {path}: no .yaml or .yml files in this directory")
+            found.extend(below)
+        elif path.exists():
+            found.append(path)
         else:
-            yield path
+            raise KschedError(f"check: {path}: no such file or directory")
+    return found
 
 
 def _check(args: argparse.Namespace) -> int:
     from ..simulate import check_scenario
 
+    files = _scenario_files(args.paths)
     registry = plugin_registry(args.plugin)
     passed = failed = 0
-    for path in _scenario_files(args.paths):
-        if not path.exists():
-            print(f"FAIL {path}: no such file")
-            failed += 1
-            continue
+    for path in files:
         result = check_scenario(path, registry=registry, strict=args.strict)
         if result.passed:
             passed += 1
@@ -345,6 +360,14 @@ def _bench_unavailable(args: argparse.Namespace) -> int:
     raise KschedError("bench: the ksched.bench package is not installed")
 
 
+BENCH_DESCRIPTION = """\
+Run kube-scheduler's scheduler_perf workloads against ksched: read scheduler_perf
+workload files (test cases, workloads with params, object templates), run the
+chosen workloads on an embedded cluster and report SchedulingThroughput and
+attempt latency the way scheduler_perf does.
+"""
+
+
 def _add_bench(sub: Any, argv: Sequence[str]) -> None:
     help_text = "run scheduler_perf-style workloads and report throughput"
     if not argv or argv[0] != "bench":
@@ -356,14 +379,24 @@ def _add_bench(sub: Any, argv: Sequence[str]) -> None:
         bench.add_argument("rest", nargs=argparse.REMAINDER)
         bench.set_defaults(run=_bench_unavailable)
         return
-    bench = sub.add_parser("bench", help=help_text, description=module.__doc__)
+    bench = sub.add_parser(
+        "bench",
+        help=help_text,
+        description=BENCH_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     module.configure_parser(bench)
     bench.set_defaults(run=lambda args: int(module.main(args)))
 
 
 def _parser(argv: Sequence[str]) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="ksched", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="ksched",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--version", action="version", version=f"ksched {_version()}", help="print the version"
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -429,7 +462,7 @@ def _parser(argv: Sequence[str]) -> argparse.ArgumentParser:
     strict_option(chk)
     chk.set_defaults(run=_check)
 
-    cfg = sub.add_parser("config", help="the scheduler configuration")
+    cfg = sub.add_parser("config", help="print or validate a KubeSchedulerConfiguration")
     cfg_sub = cfg.add_subparsers(dest="config_command", required=True, metavar="COMMAND")
     defaults = cfg_sub.add_parser("defaults", help="print the default configuration as YAML")
     defaults.set_defaults(run=_config_defaults)
@@ -451,6 +484,16 @@ def _parser(argv: Sequence[str]) -> argparse.ArgumentParser:
     add_trace_parser(sub)
     add_gpu_parser(sub)
     return parser
+
+
+def _version() -> str:
+    """The installed distribution's version (importlib.metadata reads it)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("ksched")
+    except PackageNotFoundError:
+        return "unknown (not installed)"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
