@@ -298,7 +298,10 @@ def _check(args: argparse.Namespace) -> int:
     registry = plugin_registry(args.plugin)
     passed = failed = 0
     for path in files:
-        result = check_scenario(path, registry=registry, strict=args.strict)
+        warnings: list[str] = []
+        result = check_scenario(path, registry=registry, strict=args.strict, warnings=warnings)
+        for line in warnings:
+            print(f"ksched: warning: {line}", file=sys.stderr)
         if result.passed:
             passed += 1
             print(f"PASS {result.name}")

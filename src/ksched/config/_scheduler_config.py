@@ -14,6 +14,7 @@ import attrs
 import yaml
 
 from .._errors import ConfigError
+from .._yaml import YamlInputError, read_yaml
 from ._connection import (
     ClientConnection,
     LeaderElection,
@@ -389,10 +390,12 @@ def parse_config(data: Mapping[str, Any] | None) -> SchedulerConfig:
 def load_config(text: str, *, source: str = "<config>") -> SchedulerConfig:
     """A SchedulerConfig from KubeSchedulerConfiguration YAML."""
     try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{source}: invalid YAML: {exc}") from exc
-    return parse_config(data)
+        docs = read_yaml(text, source)
+    except YamlInputError as exc:
+        raise ConfigError(str(exc)) from None
+    if len(docs) > 1:
+        raise ConfigError(f"{source}: expected one KubeSchedulerConfiguration, got {len(docs)}")
+    return parse_config(docs[0] if docs else None)
 
 
 def expand_points(

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableSequence
 from pathlib import Path
 from typing import Any
 
 import attrs
-import yaml
 
 from .._errors import KschedError
+from .._yaml import YamlInputError, read_yaml
 from ..scheduler import Registry
 from ._runner import run_scenario
-from ._scenario import _YAML_LOADER, admit_priorities, parse_scenario
+from ._scenario import admit_priorities, parse_scenario
 
 
 class Mismatch(Exception):
@@ -110,18 +110,29 @@ class CheckResult:
 
 
 def check_scenario(
-    path: str | Path, *, registry: Registry | None = None, strict: bool = True
+    path: str | Path,
+    *,
+    registry: Registry | None = None,
+    strict: bool = True,
+    warnings: MutableSequence[str] | None = None,
 ) -> CheckResult:
     """Run a scenario file and compare it with its ``expect`` block.
 
-    With ``strict`` False, unknown fields in its objects are not an error.
+    With ``strict`` False, unknown fields in its objects and repeated YAML keys are not
+    an error (the repeated keys go to ``warnings``).
     """
     path = str(path)
     name = Path(path).stem
     try:
-        raw = yaml.load(Path(path).read_text(), Loader=_YAML_LOADER)
-    except (OSError, yaml.YAMLError) as exc:
+        docs = read_yaml(Path(path).read_text(), path, strict=strict, warnings=warnings)
+    except OSError as exc:
+        return CheckResult(name, path, False, f"cannot read: {exc.strerror or exc}")
+    except YamlInputError as exc:
         return CheckResult(name, path, False, f"cannot read: {exc}")
+    if len(docs) > 1:
+        detail = f"cannot read: {path}: expected one Scenario document, got {len(docs)}"
+        return CheckResult(name, path, False, detail)
+    raw = docs[0] if docs else None
     expect = (raw or {}).get("expect") or {} if isinstance(raw, Mapping) else {}
     if isinstance(raw, Mapping):
         name = str((raw.get("metadata") or {}).get("name") or name)
