@@ -474,7 +474,8 @@ def test_config_validate(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
         ),
         (
             ("{name: NodeResourcesFit}", "{name: Fancy}"),
-            "profile 'default-scheduler': plugin 'Fancy' is not registered",
+            "KubeSchedulerConfiguration: profiles[0].plugins.multiPoint.enabled[1].name: "
+            'plugin "Fancy" is not registered\n',
         ),
         (
             ("{name: PrioritySort}, ", ""),
@@ -621,7 +622,7 @@ def test_simulate_and_check_with_a_plugin_option(
     assert "1 passed, 0 failed" in capsys.readouterr().out
     # Without the plugin the profile names an unknown plugin: bad input.
     assert main(["simulate", str(path)]) == 2
-    assert "plugin 'AvoidN1' is not registered" in capsys.readouterr().err
+    assert 'plugin "AvoidN1" is not registered' in capsys.readouterr().err
 
 
 # ---- bench ------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ names the file, the document, the object and the field.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, MutableSequence, Sequence
+from collections.abc import Collection, Iterator, Mapping, MutableSequence, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,7 @@ from .._errors import ConfigError, ManifestError
 from .._yaml import YamlInputError, read_yaml
 from ..api import KubeObject, read_manifest
 from ..cluster import object_key
-from ..config import SchedulerConfig, parse_config
+from ..config import SchedulerConfig, check_plugin_names, parse_config
 from ..simulate import (
     DEFAULT_SETTLE_MAX,
     Scenario,
@@ -161,11 +161,14 @@ def load_inputs(
     name: str | None = None,
     strict: bool = True,
     warnings: MutableSequence[str] | None = None,
+    plugins: Collection[str] | None = None,
 ) -> Scenario:
     """One scenario from the ``-f`` inputs; ``config`` (a file) replaces its configuration.
 
     Objects are checked as the API server and its admission check them; with ``strict``
-    False, unknown fields go to ``warnings`` (one line each) instead of failing.
+    False, unknown fields go to ``warnings`` (one line each) instead of failing. Given
+    the registered ``plugins``, a configuration naming another is refused here, with
+    the file that holds it.
 
     Raises:
         InputError, ScenarioError, ConfigError: the message names the file and field.
@@ -225,11 +228,19 @@ def load_inputs(
             expect={},
             path=str(paths[0]),
         )
+    config_source = scenario.path if got.scenarios else None
     if got.configs:
-        scenario = attrs.evolve(scenario, config=got.configs[0][1])
+        config_source, configured = got.configs[0]
+        scenario = attrs.evolve(scenario, config=configured)
     if config is not None:
         configured = load_config_file(config, strict=strict, warnings=warnings)
+        config_source = str(config)
         scenario = attrs.evolve(scenario, config=configured)
+    if plugins is not None and config_source is not None:
+        try:
+            check_plugin_names(scenario.config, plugins)
+        except ConfigError as exc:
+            raise ConfigError(f"{config_source}: {exc}") from None
     try:
         admit_priorities(scenario, got.defined_in)
     except ScenarioError as exc:

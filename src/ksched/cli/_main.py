@@ -170,12 +170,14 @@ def _run_simulation(args: argparse.Namespace) -> int:
     if not inputs:
         raise KschedError("simulate: no input: give a FILE or -f FILE_OR_DIR")
     gates = _feature_gates(args.feature_gates)
+    registry = plugin_registry(args.plugin)
     warnings: list[str] = []
     with status("reading inputs", sys.stderr), kept_for_the_run():
-        scenario = load_inputs(inputs, config=args.config, strict=args.strict, warnings=warnings)
+        scenario = load_inputs(
+            inputs, config=args.config, strict=args.strict, warnings=warnings, plugins=registry
+        )
     for line in warnings:
         print(f"ksched: warning: {line}", file=sys.stderr)
-    registry = plugin_registry(args.plugin)
     output = args.output or ("table" if sys.stdout.isatty() else "json")
     explain = _explain_request(args, scenario)
     if args.plot:

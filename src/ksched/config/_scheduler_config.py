@@ -120,6 +120,10 @@ class Profile:
     """``multiPoint`` and the extension points, after merging with the defaults."""
     plugin_config: Mapping[str, Mapping[str, Any]] = attrs.field(factory=dict)
     percentage_of_nodes_to_score: int | None = None
+    field_paths: Mapping[str, str] = attrs.field(factory=dict, eq=False, repr=False)
+    """Where a read configuration first names each plugin: ``"X"`` (enabled) and
+    ``"pluginConfig/X"``, to a field path such as ``profiles[0].plugins.filter.enabled[1]
+    .name``; empty for a Profile built in code."""
 
 
 @attrs.frozen
@@ -246,6 +250,15 @@ def _int(value: Any, path: str, *, lo: int | None = None, hi: int | None = None)
     return value
 
 
+def _note_paths(paths: dict[str, str], plugin_set: Any, path: str) -> None:
+    """Record where each enabled plugin of a read plugin set is named (first mention)."""
+    enabled = plugin_set.get("enabled") if isinstance(plugin_set, Mapping) else None
+    for i, item in enumerate(enabled if isinstance(enabled, list) else ()):
+        name = item.get("name") if isinstance(item, Mapping) else None
+        if isinstance(name, str):
+            paths.setdefault(name, f"{path}.enabled[{i}].name")
+
+
 def _plugin_set(raw: Any, path: str) -> PluginSet:
     data = _mapping(raw, path)
     _strict(data, "pluginSet", path)
@@ -287,9 +300,12 @@ def _profile(raw: Any, path: str) -> Profile:
     plugins["multiPoint"] = _merge(
         DEFAULT_PLUGINS, _plugin_set(plugins_raw.get("multiPoint"), f"{path}.plugins.multiPoint")
     )
+    paths: dict[str, str] = {}
+    _note_paths(paths, plugins_raw.get("multiPoint"), f"{path}.plugins.multiPoint")
     for point in EXTENSION_POINTS:
         if point in plugins_raw:
             plugins[point] = _plugin_set(plugins_raw[point], f"{path}.plugins.{point}")
+            _note_paths(paths, plugins_raw[point], f"{path}.plugins.{point}")
     plugin_config: dict[str, Mapping[str, Any]] = {}
     for i, item in enumerate(_list(data.get("pluginConfig"), f"{path}.pluginConfig")):
         item_path = f"{path}.pluginConfig[{i}]"
@@ -302,11 +318,13 @@ def _profile(raw: Any, path: str) -> Profile:
             raise _fail(item_path, f'Duplicate value: "{pname}"')
         _removed(pname, item_path)
         plugin_config[pname] = _mapping(item.get("args"), f"{item_path}.args")
+        paths[f"pluginConfig/{pname}"] = f"{item_path}.name"
     pct = data.get("percentageOfNodesToScore")
     return Profile(
         scheduler_name=name,
         plugins=plugins,
         plugin_config=plugin_config,
+        field_paths=paths,
         percentage_of_nodes_to_score=None
         if pct is None
         else _percentage(pct, f"{path}.percentageOfNodesToScore"),

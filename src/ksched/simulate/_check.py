@@ -8,8 +8,10 @@ from typing import Any
 
 import attrs
 
-from .._errors import KschedError
+from .._errors import ConfigError, KschedError
 from .._yaml import YamlInputError, read_yaml
+from ..config import SchedulerConfig, check_plugin_names
+from ..plugins import IN_TREE
 from ..scheduler import Registry
 from ._runner import run_scenario
 from ._scenario import admit_priorities, parse_scenario
@@ -101,6 +103,14 @@ def _compare_explain(expect: Mapping[str, Any], explain: Mapping[str, Any]) -> N
                 )
 
 
+def _check_plugins(config: SchedulerConfig, registry: Registry | None, path: str) -> None:
+    """A plugin the scenario's configuration names and nothing registers: the file and field."""
+    try:
+        check_plugin_names(config, {*IN_TREE, *(registry or ())})
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: {exc}") from None
+
+
 @attrs.frozen
 class CheckResult:
     name: str
@@ -142,6 +152,7 @@ def check_scenario(
         return CheckResult(name, path, False, "expect.explain: expected a mapping of pod keys")
     try:
         scenario = parse_scenario(raw, path=path, strict=strict)
+        _check_plugins(scenario.config, registry, path)
         admit_priorities(scenario)
         failures: list[str] = []
 
