@@ -42,3 +42,32 @@ def test_the_conformance_index_names_the_format_where_it_is() -> None:
         text = (ROOT / "docs" / doc).read_text()
         bare = re.findall(r"(?<![\[(/])scenario-format\.md(?!\])", text)
         assert bare == [], f"docs/{doc} names scenario-format.md without linking it"
+
+
+def _recipe(makefile: str, target: str) -> list[str]:
+    lines = makefile.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(f"{target}:"))
+    body = []
+    for line in lines[start + 1 :]:
+        if not line.startswith("\t"):
+            break
+        body.append(line.strip())
+    return body
+
+
+def test_readme_says_what_make_demo_installs() -> None:
+    makefile = (ROOT / "Makefile").read_text()
+    assert "demo: $(STAMP)" in makefile
+    installs = [line for line in _recipe(makefile, "$(STAMP)") if " install " in line]
+    assert installs == [
+        "$(BIN)/pip install --quiet --upgrade pip",
+        "$(BIN)/pip install --quiet -e '.[dev]'",
+        "$(BIN)/pip install --quiet -e examples/plugins",
+    ]
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    assert "make demo # simulates examples/scenarios/demo.yaml" in readme
+    assert (
+        "Both first create `.venv` and install into it, editable, `ksched[dev]` (ksched with "
+        "the test, lint and plot tools) and the example plugin package `examples/plugins`"
+    ) in readme
+    assert "installs ksched," not in readme
