@@ -140,3 +140,33 @@ def test_nearest_name() -> None:
     assert nearest_name("NodeResourceFit", known) == "NodeResourcesFit"
     assert nearest_name("noderesourcesfit", known) == "NodeResourcesFit"
     assert nearest_name("Volumes", known) is None
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (
+            ("    plugins:\n", "    plugin:\n"),
+            'unknown field "profiles[0].plugin"; did you mean "plugins"?',
+        ),
+        (
+            ("      multiPoint:\n", "      multipoint:\n"),
+            'unknown field "profiles[0].plugins.multipoint"; did you mean "multiPoint"?',
+        ),
+        (
+            ("profiles:\n", "parallelizm: 4\nprofiles:\n"),
+            'unknown field "parallelizm"; did you mean "parallelism"?',
+        ),
+        (("profiles:\n", "colour: blue\nprofiles:\n"), 'unknown field "colour"'),
+    ],
+    ids=["profile-field", "extension-point", "top-level", "nothing-near"],
+)
+def test_unknown_fields_suggest_the_nearest_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], change: tuple[str, str], message: str
+) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text(CONFIG.replace(*change))
+    assert main(["config", "validate", str(path)]) == 2
+    assert capsys.readouterr().err == (
+        f"ksched: error: {path}: KubeSchedulerConfiguration: {message}\n"
+    )

@@ -9,8 +9,8 @@ from ._connection import parse_client_connection as parse_client_connection
 from ._connection import parse_leader_election as parse_leader_election
 from ._extenders import ExtenderConfig as ExtenderConfig
 from ._extenders import ManagedResource as ManagedResource
+from ._nearest import nearest_name as nearest_name
 from ._plugin_names import check_plugin_names as check_plugin_names
-from ._plugin_names import nearest_name as nearest_name
 from ._plugin_names import unregistered_plugin as unregistered_plugin
 from ._scheduler_config import API_VERSION as API_VERSION
 from ._scheduler_config import DEFAULT_PLUGIN_ARGS as DEFAULT_PLUGIN_ARGS

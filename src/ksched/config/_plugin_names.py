@@ -1,29 +1,15 @@
 """Plugin names a configuration uses that no registry knows: the field that names them,
-and the registered name nearest to each (difflib's ratio, from the standard library)."""
+and the registered name nearest to each."""
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Collection
 
 from .._errors import ConfigError
+from ._nearest import did_you_mean
 from ._scheduler_config import Profile, SchedulerConfig, plugin_names
 
-__all__ = ["check_plugin_names", "nearest_name", "unregistered_plugin"]
-
-
-def nearest_name(name: str, known: Collection[str]) -> str | None:
-    """The known name ``name`` most likely misspells (case aside first), or None."""
-    by_case = {k.lower(): k for k in known}
-    if name.lower() in by_case:
-        return by_case[name.lower()]
-    close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.75)
-    return close[0] if close else None
-
-
-def _suggest(name: str, known: Collection[str]) -> str:
-    near = nearest_name(name, known)
-    return f'; did you mean "{near}"?' if near is not None else ""
+__all__ = ["check_plugin_names", "unregistered_plugin"]
 
 
 def unregistered_plugin(
@@ -41,7 +27,7 @@ def unregistered_plugin(
         if path is not None
         else f"profile {profile.scheduler_name!r}"
     )
-    return ConfigError(f"{where}: {what}{_suggest(name, known)}")
+    return ConfigError(f"{where}: {what}{did_you_mean(name, known)}")
 
 
 def check_plugin_names(config: SchedulerConfig, known: Collection[str]) -> None:

@@ -22,6 +22,7 @@ from ._connection import (
     parse_leader_election,
 )
 from ._extenders import ExtenderConfig, parse_extenders
+from ._nearest import did_you_mean
 
 __all__ = [
     "DEFAULT_PLUGINS",
@@ -212,7 +213,8 @@ def _strict(data: Mapping[str, Any], shape: str, path: str) -> None:
     for key in data:
         if key not in _FIELDS[shape]:
             where = f"{path}.{key}" if path else str(key)
-            raise ConfigError(f'KubeSchedulerConfiguration: unknown field "{where}"')
+            hint = did_you_mean(str(key), _FIELDS[shape])
+            raise ConfigError(f'KubeSchedulerConfiguration: unknown field "{where}"{hint}')
 
 
 def _removed(name: str, path: str) -> None:
@@ -296,7 +298,10 @@ def _profile(raw: Any, path: str) -> Profile:
     plugins: dict[str, PluginSet] = {}
     for key in plugins_raw:
         if key != "multiPoint" and key not in EXTENSION_POINTS:
-            raise ConfigError(f'KubeSchedulerConfiguration: unknown field "{path}.plugins.{key}"')
+            hint = did_you_mean(str(key), ["multiPoint", *EXTENSION_POINTS])
+            raise ConfigError(
+                f'KubeSchedulerConfiguration: unknown field "{path}.plugins.{key}"{hint}'
+            )
     plugins["multiPoint"] = _merge(
         DEFAULT_PLUGINS, _plugin_set(plugins_raw.get("multiPoint"), f"{path}.plugins.multiPoint")
     )
