@@ -7,28 +7,38 @@ A job controller submits jobs over time, lets each run for a while once every wo
 bound, then deletes its pods so later jobs get the GPUs. The log says what waited at Permit,
 what was released and where each job landed.
 
-python examples/gang_training.py            # asyncio
-python examples/gang_training.py --trio     # the same code on trio
-python examples/gang_training.py --native   # scheduling.k8s.io PodGroups (GangScheduling)
+python examples/gang_training.py              # on a virtual clock: the same story every run
+python examples/gang_training.py --native     # scheduling.k8s.io PodGroups (GangScheduling)
+python examples/gang_training.py --real-time  # the same code on asyncio's real clock
 
-Times are printed in simulated minutes; one minute lasts ``SECONDS_PER_MINUTE`` of real time.
+By default the run is on trio's virtual clock (``MockClock(autojump_threshold=0)``: time
+jumps ahead whenever every task waits), with trio's order of simultaneous tasks seeded, so
+a minute is sixty simulated seconds, the run takes well under a second and prints the
+same lines every time. ``--real-time`` runs on asyncio with one minute lasting
+``REAL_SECONDS_PER_MINUTE``; its times drift on a loaded machine.
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 
 import anyio
 import attrs
+import trio.testing
 
 import ksched
 from ksched.api import GroupPolicy, ObjectMeta, SchedulingGroupRef, SchedulingPodGroup
 from ksched.plugins.coscheduling import POD_GROUP_LABEL, Coscheduling
+from ksched.simulate import task_order_seeded
 from ksched.testing import make_node, make_pod
 
-SECONDS_PER_MINUTE = 0.02
+SECONDS_PER_MINUTE = 60.0
+"""A minute on the virtual clock."""
+REAL_SECONDS_PER_MINUTE = 0.02
+"""A minute with ``--real-time``."""
 GPU = "nvidia.com/gpu"
 
 CONFIG = """
@@ -108,15 +118,21 @@ class JobRecord:
 class Log:
     """Turns scheduling events into one readable line each (per job, not per worker)."""
 
-    def __init__(self, clock: Callable[[], float], print_line: Callable[[str], None]) -> None:
+    def __init__(
+        self,
+        clock: Callable[[], float],
+        print_line: Callable[[str], None],
+        seconds_per_minute: float = SECONDS_PER_MINUTE,
+    ) -> None:
         self._clock = clock
+        self.seconds_per_minute = seconds_per_minute
         self._print = print_line
         self.records: dict[str, JobRecord] = {}
         self.lines: list[str] = []
         self._last_block: dict[str, str] = {}
 
     def minutes(self) -> float:
-        return round(self._clock() / SECONDS_PER_MINUTE, 3)
+        return round(self._clock() / self.seconds_per_minute, 3)
 
     def say(self, text: str) -> None:
         line = f"[{self.minutes():5.0f}m] {text}"
@@ -149,7 +165,8 @@ class Log:
                     self._last_block[job] = message
                     self.say(f"blocked  {job}: {message}")
             elif "even after PostFilter" in message or "failed recently" in message:
-                reason = message.split(". PodGroup")[0]
+                # the FitError, without the PostFilter tail naming the member that failed
+                reason = re.split(r"\. (?:no new claims to deallocate|PodGroup)", message)[0]
                 if self._last_block.get(job) != reason:
                     self._last_block[job] = reason
                     self.say(f"blocked  {job}: {reason}")
@@ -195,7 +212,7 @@ async def run_job(
     cluster: ksched.InMemoryCluster, log: Log, job: Job, native: bool = False
 ) -> None:
     """Submit the job at its time, wait for the whole gang, train, then delete it."""
-    await anyio.sleep(job.submit_at * SECONDS_PER_MINUTE)
+    await anyio.sleep(job.submit_at * log.seconds_per_minute)
     record = log.records[job.name]
     group, pods = job_objects(job, native)
     log.say(
@@ -211,7 +228,7 @@ async def run_job(
     placement = Counter(record.nodes[p.name] for p in pods)
     where = ", ".join(f"{node} x{count}" for node, count in sorted(placement.items()))
     log.say(f"landed   {job.name}: all {job.workers} workers bound on {where}")
-    await anyio.sleep(job.runs_for * SECONDS_PER_MINUTE)
+    await anyio.sleep(job.runs_for * log.seconds_per_minute)
     for pod in pods:
         await cluster.delete_pod(pod.key)
     cluster.remove("SchedulingPodGroup" if native else "PodGroup", f"default/{job.name}")
@@ -220,12 +237,16 @@ async def run_job(
 
 
 async def main(
-    jobs: Sequence[Job] = JOBS, print_line: Callable[[str], None] = print, native: bool = False
+    jobs: Sequence[Job] = JOBS,
+    print_line: Callable[[str], None] = print,
+    native: bool = False,
+    seconds_per_minute: float = SECONDS_PER_MINUTE,
 ) -> dict[str, JobRecord]:
-    """Run every job to completion; returns what happened to each."""
+    """Run every job to completion, on whatever clock the event loop has; returns what
+    happened to each."""
     cluster = ksched.InMemoryCluster()
     start = anyio.current_time()
-    log = Log(lambda: anyio.current_time() - start, print_line)
+    log = Log(lambda: anyio.current_time() - start, print_line, seconds_per_minute)
     log.records = {job.name: JobRecord(job) for job in jobs}
     config = ksched.load_config(NATIVE_CONFIG if native else CONFIG)
     async with ksched.Scheduler.open(config, cluster, observer=log.observe, seed=1) as scheduler:
@@ -260,11 +281,34 @@ async def main(
     return log.records
 
 
+def run_on_virtual_clock(
+    print_line: Callable[[str], None] = print, native: bool = False, seed: int = 0
+) -> dict[str, JobRecord]:
+    """``main`` on trio's virtual clock, simultaneous tasks ordered by ``seed``."""
+    clock = trio.testing.MockClock(autojump_threshold=0)
+    with task_order_seeded(seed):
+        return anyio.run(
+            lambda: main(print_line=print_line, native=native),
+            backend="trio",
+            backend_options={"clock": clock},
+        )
+
+
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--trio", action="store_true", help="run on trio instead of asyncio")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument(
         "--native", action="store_true", help="scheduling.k8s.io PodGroups and GangScheduling"
     )
+    parser.add_argument(
+        "--real-time", action="store_true", help="run on asyncio's real clock instead"
+    )
     args = parser.parse_args()
-    anyio.run(lambda: main(native=args.native), backend="trio" if args.trio else "asyncio")
+    if args.real_time:
+        anyio.run(
+            lambda: main(native=args.native, seconds_per_minute=REAL_SECONDS_PER_MINUTE),
+            backend="asyncio",
+        )
+    else:
+        run_on_virtual_clock(native=args.native)

@@ -235,7 +235,8 @@ def test_build_framework_minimal() -> None:
 
 
 def test_unknown_plugin_is_a_config_error() -> None:
-    with pytest.raises(ConfigError, match=r"profile 'default-scheduler': plugin 'Nope'"):
+    message = "^profile 'default-scheduler': plugin \"Nope\" is not registered$"
+    with pytest.raises(ConfigError, match=message):
         _build(_profile("Sort", "Bind", "Nope"))
 
 
@@ -250,7 +251,7 @@ def test_missing_bind() -> None:
 
 
 def test_plugin_config_for_unknown_plugin() -> None:
-    with pytest.raises(ConfigError, match="pluginConfig for unknown plugin 'Ghost'"):
+    with pytest.raises(ConfigError, match=r'pluginConfig for unknown plugin "Ghost"$'):
         _build(_profile("Sort", "Bind", config={"Ghost": {}}))
 
 

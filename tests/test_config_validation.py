@@ -54,11 +54,12 @@ CASES: list[tuple[str, dict[str, Any], str]] = [
      "podMaxBackoffSeconds: Invalid value: 2: must be greater than or equal to "
      "PodInitialBackoffSeconds"),
     ("unknown field", {"profiles": [{"schedulerNme": "x"}]},
-     'unknown field "profiles[0].schedulerNme"'),
-    ("unknown top-level field", {"parallelsim": 4}, 'unknown field "parallelsim"'),
+     'unknown field "profiles[0].schedulerNme"; did you mean "schedulerName"?'),
+    ("unknown top-level field", {"parallelsim": 4},
+     'unknown field "parallelsim"; did you mean "parallelism"?'),
     ("unknown plugin field",
      {"profiles": [{"plugins": {"score": {"enabled": [{"name": "A", "wieght": 2}]}}}]},
-     'unknown field "profiles[0].plugins.score.enabled[0].wieght"'),
+     'unknown field "profiles[0].plugins.score.enabled[0].wieght"; did you mean "weight"?'),
 ]  # fmt: skip
 
 

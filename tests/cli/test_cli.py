@@ -177,9 +177,25 @@ def test_check_failure_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert "1 passed, 1 failed" in out
 
 
-def test_check_missing_file_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["check", str(tmp_path / "missing.yaml")]) == 1
-    assert "no such file" in capsys.readouterr().out
+def test_check_missing_file_is_bad_input(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write(tmp_path, "s.yaml", SCENARIO)
+    missing = tmp_path / "missing.yaml"
+    assert main(["check", str(tmp_path / "s.yaml"), str(missing)]) == 2
+    out, err = capsys.readouterr()
+    assert err == f"ksched: error: check: {missing}: no such file or directory\n"
+    assert out == ""  # nothing ran: the scenario that exists is not checked either
+
+
+def test_check_of_a_directory_without_scenarios_is_bad_input(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write(tmp_path, "notes.txt", "not a scenario")
+    assert main(["check", str(tmp_path)]) == 2
+    out, err = capsys.readouterr()
+    assert err == f"ksched: error: check: {tmp_path}: no .yaml or .yml files in this directory\n"
+    assert out == ""
 
 
 def test_check_expected_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -458,7 +474,8 @@ def test_config_validate(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
         ),
         (
             ("{name: NodeResourcesFit}", "{name: Fancy}"),
-            "profile 'default-scheduler': plugin 'Fancy' is not registered",
+            "KubeSchedulerConfiguration: profiles[0].plugins.multiPoint.enabled[1].name: "
+            'plugin "Fancy" is not registered\n',
         ),
         (
             ("{name: PrioritySort}, ", ""),
@@ -605,7 +622,7 @@ def test_simulate_and_check_with_a_plugin_option(
     assert "1 passed, 0 failed" in capsys.readouterr().out
     # Without the plugin the profile names an unknown plugin: bad input.
     assert main(["simulate", str(path)]) == 2
-    assert "plugin 'AvoidN1' is not registered" in capsys.readouterr().err
+    assert 'plugin "AvoidN1" is not registered' in capsys.readouterr().err
 
 
 # ---- bench ------------------------------------------------------------------------------

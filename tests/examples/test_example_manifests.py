@@ -26,3 +26,20 @@ def test_workloads_example_runs_every_controller() -> None:
     # the DaemonSet tolerates everything, so the tainted worker-3 runs an exporter too
     exporters = {v["node"] for k, v in report["pods"].items() if "node-exporter" in k}
     assert exporters == {"worker-1", "worker-2", "worker-3"}
+
+
+def _nodes_of_web_pods(config: Path | None) -> dict[str, int]:
+    scenario = load_inputs([EXAMPLES / "cluster", EXAMPLES / "web.yaml"], config=config)
+    report = run_scenario(scenario, explain=False, events=False)
+    counts: dict[str, int] = {}
+    for entry in report["pods"].values():
+        assert entry["phase"] == "Bound", entry
+        counts[entry["node"]] = counts.get(entry["node"], 0) + 1
+    return counts
+
+
+def test_binpack_config_packs_what_the_default_spreads() -> None:
+    assert _nodes_of_web_pods(None) == {"worker-1": 3, "worker-2": 3}
+    packed = _nodes_of_web_pods(EXAMPLES / "binpack-config.yaml")
+    assert list(packed.values()) == [6]  # one worker (tainted worker-3 is never a choice)
+    assert set(packed) <= {"worker-1", "worker-2"}

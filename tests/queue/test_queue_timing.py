@@ -1,7 +1,8 @@
 """The queue in virtual time: ``serve``'s periodic flushes and the conformance timings.
 
-Each test runs on trio with a fresh ``MockClock(autojump_threshold=0)``: time starts at 0
-and jumps whenever every task waits, so the asserted times are exact.
+Each test runs on trio with pytest-trio's ``autojump_clock`` (a fresh
+``MockClock(autojump_threshold=0)``): time starts at 0 and jumps whenever every task
+waits, so the asserted times are exact.
 """
 
 from __future__ import annotations
@@ -30,11 +31,6 @@ from ksched.testing import make_node, make_pod
 
 NODE_ADD = ClusterEvent(EventResource.NODE, ActionType.ADD, "NodeAdd")
 FIT, AFFINITY, TAINT = "NodeResourcesFit", "NodeAffinity", "TaintToleration"
-
-
-@pytest.fixture
-def anyio_backend() -> tuple[str, dict[str, Any]]:
-    return ("trio", {"clock": trio.testing.MockClock(autojump_threshold=0)})
 
 
 def _cpu(pod: Pod) -> int:
@@ -160,8 +156,10 @@ async def run_scenario(
 # ---- serve ---------------------------------------------------------------------------------
 
 
-@pytest.mark.anyio
-async def test_serve_flushes_backoff_on_whole_seconds() -> None:
+@pytest.mark.trio
+async def test_serve_flushes_backoff_on_whole_seconds(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
     """An error at 10.25 s backs off 1 s: expiry Truncate(11.25) = 11, still backing off
     during [11, 12); the flush at 12.0 moves it."""
     q = new_queue()
@@ -183,8 +181,8 @@ async def test_serve_flushes_backoff_on_whole_seconds() -> None:
     assert popped == [10.25, 12.0]
 
 
-@pytest.mark.anyio
-async def test_backoff_doubles_up_to_the_maximum() -> None:
+@pytest.mark.trio
+async def test_backoff_doubles_up_to_the_maximum(autojump_clock: trio.testing.MockClock) -> None:
     """calculateBackoffDuration: 1, 2, 4, 8, 10, 10 s (the error counter here); each retry
     comes at the first whole second after the truncated expiry."""
     q = new_queue()
@@ -207,8 +205,8 @@ async def test_backoff_doubles_up_to_the_maximum() -> None:
     assert gaps == [2.0, 3.0, 5.0, 9.0, 11.0, 11.0]  # backoff + 1 s window
 
 
-@pytest.mark.anyio
-async def test_close_stops_serve() -> None:
+@pytest.mark.trio
+async def test_close_stops_serve(autojump_clock: trio.testing.MockClock) -> None:
     q = new_queue()
     async with anyio.create_task_group() as tg:
         await tg.start(q.serve)
@@ -217,8 +215,8 @@ async def test_close_stops_serve() -> None:
     assert anyio.current_time() == 3.0
 
 
-@pytest.mark.anyio
-async def test_next_wakeup_names_the_backoff_flush() -> None:
+@pytest.mark.trio
+async def test_next_wakeup_names_the_backoff_flush(autojump_clock: trio.testing.MockClock) -> None:
     q = new_queue()
     q.add(make_pod("p").obj())
     info = await q.pop()
@@ -245,7 +243,7 @@ def _add_node(node: Node) -> Step:
     return step
 
 
-@pytest.mark.anyio
+@pytest.mark.trio
 @pytest.mark.parametrize(
     ("node_at", "bound", "h_second_attempt"),
     [
@@ -255,7 +253,10 @@ def _add_node(node: Node) -> Step:
     ],
 )
 async def test_backing_off_pod_loses_to_active_pod(
-    node_at: float, bound: dict[str, str], h_second_attempt: float
+    autojump_clock: trio.testing.MockClock,
+    node_at: float,
+    bound: dict[str, str],
+    h_second_attempt: float,
 ) -> None:
     """l fails at 0, h (priority 100) at 10 (expiry 11, window [11, 12)). Node n1 arrives:
     while h is backing off it goes to backoffQ and l (activeQ) binds; from 12 on both are
@@ -272,7 +273,7 @@ async def test_backing_off_pod_loses_to_active_pod(
     assert [t for t, name, _ in cluster.attempts if name == "h"] == [10.0, h_second_attempt]
 
 
-@pytest.mark.anyio
+@pytest.mark.trio
 @pytest.mark.parametrize(
     ("initial", "maximum", "bound", "where_h"),
     [
@@ -281,7 +282,11 @@ async def test_backing_off_pod_loses_to_active_pod(
     ],
 )
 async def test_second_backoff(
-    initial: float, maximum: float, bound: dict[str, str], where_h: str | None
+    autojump_clock: trio.testing.MockClock,
+    initial: float,
+    maximum: float,
+    bound: dict[str, str],
+    where_h: str | None,
 ) -> None:
     """h fails at 0 (backoff 4 s) and, requeued by n1 at 10, again at 10: its second
     backoff is 8 s (expiry 18, still running at 16.5) or, capped at 5 s, over (expiry 15)."""
@@ -306,8 +311,8 @@ async def test_second_backoff(
     assert cluster.queue.where(make_pod("h").obj().uid) == where_h
 
 
-@pytest.mark.anyio
-async def test_queue_flush_unschedulable_after_5min() -> None:
+@pytest.mark.trio
+async def test_queue_flush_unschedulable_after_5min(autojump_clock: trio.testing.MockClock) -> None:
     """Leftover flush at start and every 30 s; strictly more than 300 s in the pool: a pod
     failing at 0 is retried at 330 (300 is not > 300), then at 660."""
     cluster = MiniCluster(new_queue(), nodes=[cpu_node("n1", "1")])
@@ -322,8 +327,8 @@ async def test_queue_flush_unschedulable_after_5min() -> None:
     assert [t for t, _, _ in cluster.attempts] == [0.0, 330.0, 660.0]
 
 
-@pytest.mark.anyio
-async def test_gated_pod_is_never_attempted() -> None:
+@pytest.mark.trio
+async def test_gated_pod_is_never_attempted(autojump_clock: trio.testing.MockClock) -> None:
     """queue-gated-pod-ignores-cluster-events: a gated pod holds through Node/Add."""
 
     def pre_enqueue(pod: Pod) -> Status | None:

@@ -280,7 +280,7 @@ async def test_profiles_route_by_scheduler_name() -> None:
 
 
 def test_unknown_plugin_in_profile_raises_config_error() -> None:
-    with pytest.raises(ConfigError, match="plugin 'Missing' is not registered"):
+    with pytest.raises(ConfigError, match=r'plugin "Missing" is not registered$'):
         Scheduler(config("Missing"))
 
 

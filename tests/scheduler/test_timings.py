@@ -10,16 +10,14 @@ from ksched.cluster import InMemoryCluster
 from ksched.scheduler import Scheduler, SchedulingEvent
 from ksched.testing import make_node, make_pod
 
-pytestmark = pytest.mark.anyio
 
-CLOCK = MockClock(autojump_threshold=0)
-
-
-@pytest.mark.parametrize("anyio_backend", [("trio", {"clock": CLOCK})])
-async def test_post_filter_time_is_the_preemptions_own_without_metrics() -> None:
+@pytest.mark.trio
+async def test_post_filter_time_is_the_preemptions_own_without_metrics(
+    autojump_clock: MockClock,
+) -> None:
     # The loop's clock reads far from zero; every step takes no simulated time, so each
     # extension point's total is zero (PostFilter's was once counted from time zero).
-    CLOCK.jump(5000.0)
+    autojump_clock.jump(5000.0)
     cluster = InMemoryCluster()
     cluster.apply(make_node("n1").capacity(cpu="1", pods=10).obj())
     cluster.apply(make_pod("low").req(cpu="1").node("n1").obj())

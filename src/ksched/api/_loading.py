@@ -8,9 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-import yaml
-
 from .._errors import ManifestError
+from .._yaml import YamlInputError, read_yaml
 from ._input_limits import check_document, check_text
 from ._manifest import KubeObject
 from ._validation import read_manifest
@@ -22,9 +21,9 @@ def load_manifests(text: str, *, source: str = "<string>", strict: bool = True) 
     """Every object in multi-document YAML (``kind: List`` items are unpacked)."""
     check_text(text, source)
     try:
-        docs = [d for d in yaml.safe_load_all(text) if d is not None]
-    except (yaml.YAMLError, ValueError, RecursionError) as exc:  # ValueError: huge ints
-        raise ManifestError(f"{source}: invalid YAML: {exc}") from exc
+        docs = read_yaml(text, source, strict=strict)
+    except YamlInputError as exc:  # a syntax error, a repeated key, an int too long
+        raise ManifestError(str(exc)) from None
     out: list[KubeObject] = []
     for doc in docs:
         check_document(doc, source)

@@ -7,7 +7,9 @@ A table, not a schema: every field of the objects and sub-objects ksched reads i
 by its JSON name, so a typo (``resoures:``) is caught with its path as ``kubectl apply``
 with server-side strict validation catches it. Sub-objects ksched does not read (``env``,
 probes, volumes, ``securityContext``, ``status`` of most kinds...) are opaque: their own
-field names are not checked.
+field names are not checked. Fields that hold a list or a mapping are checked to hold
+one: ``containers: {name: web}`` is ``spec.containers: expected a list, got a mapping``
+(kube-apiserver refuses to decode it, naming the type it wanted).
 """
 
 from __future__ import annotations
@@ -15,12 +17,18 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
-__all__ = ["API_VERSIONS", "unknown_fields"]
+from ._names import FieldProblem
+
+__all__ = ["API_VERSIONS", "schema_problems", "unknown_fields"]
 
 OPAQUE: Final = "opaque"
 """Any value: a field ksched does not read below this point."""
+MAP: Final = "map"
+"""A mapping whose keys are data (labels, requests), not field names."""
+LIST: Final = "list"
+"""A list whose items are not walked (command, finalizers, values)."""
 
-Schema = Mapping[str, Any]  # field -> OPAQUE, a nested Schema, or [Schema] for a list
+Schema = Mapping[str, Any]  # field -> OPAQUE, MAP, LIST, a nested Schema, or [Schema]
 
 
 def _fields(*names: str, **nested: Any) -> dict[str, Any]:
@@ -41,21 +49,21 @@ OBJECT_META = _fields(
     "creationTimestamp",
     "deletionTimestamp",
     "deletionGracePeriodSeconds",
-    "labels",
-    "annotations",
-    "finalizers",
     "managedFields",
+    labels=MAP,
+    annotations=MAP,
+    finalizers=LIST,
     ownerReferences=[OWNER_REFERENCE],
 )
-REQUIREMENT = _fields("key", "operator", "values")
-LABEL_SELECTOR = _fields("matchLabels", matchExpressions=[REQUIREMENT])
+REQUIREMENT = _fields("key", "operator", values=LIST)
+LABEL_SELECTOR = _fields(matchLabels=MAP, matchExpressions=[REQUIREMENT])
 NODE_SELECTOR_TERM = _fields(matchExpressions=[REQUIREMENT], matchFields=[REQUIREMENT])
 NODE_SELECTOR = _fields(nodeSelectorTerms=[NODE_SELECTOR_TERM])
 POD_AFFINITY_TERM = _fields(
     "topologyKey",
-    "namespaces",
-    "matchLabelKeys",
-    "mismatchLabelKeys",
+    namespaces=LIST,
+    matchLabelKeys=LIST,
+    mismatchLabelKeys=LIST,
     labelSelector=LABEL_SELECTOR,
     namespaceSelector=LABEL_SELECTOR,
 )
@@ -76,11 +84,7 @@ AFFINITY = _fields(
 CONTAINER = _fields(
     "name",
     "image",
-    "command",
-    "args",
     "workingDir",
-    "envFrom",
-    "env",
     "resizePolicy",
     "restartPolicy",
     "restartPolicyRules",
@@ -97,17 +101,18 @@ CONTAINER = _fields(
     "stdin",
     "stdinOnce",
     "tty",
+    command=LIST,
+    args=LIST,
+    env=LIST,
+    envFrom=LIST,
     ports=[_fields("name", "hostPort", "containerPort", "protocol", "hostIP")],
-    resources=_fields("limits", "requests", claims=[_fields("name", "request")]),
+    resources=_fields(limits=MAP, requests=MAP, claims=[_fields("name", "request")]),
 )
 POD_SPEC = _fields(
-    "volumes",
-    "ephemeralContainers",
     "restartPolicy",
     "terminationGracePeriodSeconds",
     "activeDeadlineSeconds",
     "dnsPolicy",
-    "nodeSelector",
     "serviceAccountName",
     "serviceAccount",
     "automountServiceAccountToken",
@@ -117,7 +122,6 @@ POD_SPEC = _fields(
     "hostIPC",
     "shareProcessNamespace",
     "securityContext",
-    "imagePullSecrets",
     "hostname",
     "hostnameOverride",
     "subdomain",
@@ -130,12 +134,16 @@ POD_SPEC = _fields(
     "runtimeClassName",
     "enableServiceLinks",
     "preemptionPolicy",
-    "overhead",
     "setHostnameAsFQDN",
     "os",
     "hostUsers",
     "resourceClaims",
     "resources",
+    volumes=LIST,
+    ephemeralContainers=LIST,
+    nodeSelector=MAP,
+    imagePullSecrets=LIST,
+    overhead=MAP,
     initContainers=[CONTAINER],
     containers=[CONTAINER],
     affinity=AFFINITY,
@@ -148,7 +156,7 @@ POD_SPEC = _fields(
             "minDomains",
             "nodeAffinityPolicy",
             "nodeTaintsPolicy",
-            "matchLabelKeys",
+            matchLabelKeys=LIST,
             labelSelector=LABEL_SELECTOR,
         )
     ],
@@ -251,8 +259,6 @@ SCHEMAS: Mapping[str, Schema] = {
             taints=[_fields("key", "value", "effect", "timeAdded")],
         ),
         status=_fields(
-            "capacity",
-            "allocatable",
             "phase",
             "conditions",
             "addresses",
@@ -264,6 +270,8 @@ SCHEMAS: Mapping[str, Schema] = {
             "runtimeHandlers",
             "features",
             "declaredFeatures",
+            capacity=MAP,
+            allocatable=MAP,
             images=[_fields("names", "sizeBytes")],
         ),
     ),
@@ -390,7 +398,7 @@ SCHEMAS: Mapping[str, Schema] = {
             "dataSourceRef",
             "volumeAttributesClassName",
             selector=LABEL_SELECTOR,
-            resources=_fields("requests", "limits"),
+            resources=_fields(requests=MAP, limits=MAP),
         )
     ),
     "StorageClass": _kind(
@@ -493,7 +501,23 @@ API_VERSIONS: Mapping[str, tuple[str, ...]] = {
 scheduling.k8s.io PodGroup, see ``_scheduling_groups_manifest.store_kind``)."""
 
 
-def _walk(schema: Schema, data: Mapping[str, Any], path: str) -> Iterator[str]:
+def _shape(value: Any) -> str:
+    if isinstance(value, Mapping):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, bool):
+        return "a boolean"
+    return "a number" if isinstance(value, int | float) else type(value).__name__
+
+
+def _wrong_type(path: str, expected: str, value: Any) -> FieldProblem:
+    return FieldProblem(path, "TypeInvalid", f"expected {expected}, got {_shape(value)}")
+
+
+def _walk(schema: Schema, data: Mapping[str, Any], path: str) -> Iterator[str | FieldProblem]:
     for key, value in data.items():
         here = f"{path}.{key}" if path else str(key)
         sub = schema.get(key) if isinstance(key, str) else None
@@ -501,13 +525,35 @@ def _walk(schema: Schema, data: Mapping[str, Any], path: str) -> Iterator[str]:
             yield here
         elif sub is OPAQUE or value is None:
             continue
+        elif sub is MAP:
+            if not isinstance(value, Mapping):
+                yield _wrong_type(here, "a mapping", value)
+        elif sub is LIST:
+            if not isinstance(value, list):
+                yield _wrong_type(here, "a list", value)
         elif isinstance(sub, list):
-            if isinstance(value, list):
-                for i, item in enumerate(value):
-                    if isinstance(item, Mapping):
-                        yield from _walk(sub[0], item, f"{here}[{i}]")
+            if not isinstance(value, list):
+                yield _wrong_type(here, "a list", value)
+                continue
+            for i, item in enumerate(value):
+                if isinstance(item, Mapping):
+                    yield from _walk(sub[0], item, f"{here}[{i}]")
+                elif item is not None:
+                    yield _wrong_type(f"{here}[{i}]", "a mapping", item)
         elif isinstance(value, Mapping):
             yield from _walk(sub, value, here)
+        else:
+            yield _wrong_type(here, "a mapping", value)
+
+
+def schema_problems(kind: str, data: Mapping[str, Any]) -> list[str | FieldProblem]:
+    """The paths of fields ``kind`` does not have, and a problem for each field holding
+    the wrong shape (a mapping where a list belongs, a string where an object does).
+
+    A kind without a table (not read by ksched) has none.
+    """
+    schema = SCHEMAS.get(kind)
+    return [] if schema is None else list(_walk(schema, data, ""))
 
 
 def unknown_fields(kind: str, data: Mapping[str, Any]) -> list[str]:
@@ -515,5 +561,4 @@ def unknown_fields(kind: str, data: Mapping[str, Any]) -> list[str]:
 
     A kind without a table (not read by ksched) has none.
     """
-    schema = SCHEMAS.get(kind)
-    return [] if schema is None else list(_walk(schema, data, ""))
+    return [p for p in schema_problems(kind, data) if isinstance(p, str)]

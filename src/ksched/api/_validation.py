@@ -56,7 +56,7 @@ from ._pod_validation import (
     pod_spec_problems,
 )
 from ._scheduling_groups_manifest import pod_group_problems, store_kind, workload_problems
-from ._strict import API_VERSIONS, OBJECT_META, OPAQUE, SCHEMAS, unknown_fields
+from ._strict import API_VERSIONS, LIST, MAP, OBJECT_META, OPAQUE, SCHEMAS, schema_problems
 
 __all__ = [
     "SYSTEM_PRIORITY_CLASSES",
@@ -138,8 +138,9 @@ def _node(data: Mapping[str, Any]) -> Iterator[FieldProblem]:
 
 
 _MEMO_LIMIT = 4096
-_body_unknown: dict[tuple[str, str], dict[str, list[str]]] = {}
-"""Unknown fields under each body field of an object, by kind and ``body_key``."""
+_body_unknown: dict[tuple[str, str], dict[str, list[str | FieldProblem]]] = {}
+"""Unknown fields (and fields of the wrong shape) under each body field of an object, by
+kind and ``body_key``."""
 _body_problems: dict[tuple[str, str, bool], tuple[FieldProblem, ...]] = {}
 """The kind's own problems (spec, status) of an object, by kind, ``body_key`` and ``names``:
 a pure function of the body."""
@@ -147,6 +148,21 @@ _map_problems: dict[tuple[str, str], tuple[FieldProblem, ...]] = {}
 """Problems of label and annotation maps, by path and their dict's ``repr``."""
 _OBJECT_META_PLAIN = frozenset(k for k, v in OBJECT_META.items() if v is OPAQUE)
 """Metadata fields whose values are not walked for unknown fields."""
+_OBJECT_META_MAPS = frozenset(k for k, v in OBJECT_META.items() if v is MAP)
+_OBJECT_META_LISTS = frozenset(k for k, v in OBJECT_META.items() if v is LIST)
+
+
+def _plain_meta(meta: dict[Any, Any]) -> bool:
+    """Metadata with nothing to walk: plain fields, and maps and lists of the right shape."""
+    for key, value in meta.items():
+        if key in _OBJECT_META_PLAIN or value is None:
+            continue
+        if key in _OBJECT_META_MAPS:
+            if type(value) is not dict:
+                return False
+        elif key not in _OBJECT_META_LISTS or type(value) is not list:
+            return False
+    return True
 
 
 def _remember(memo: dict[Any, Any], key: Any, value: Any) -> None:
@@ -155,30 +171,32 @@ def _remember(memo: dict[Any, Any], key: Any, value: Any) -> None:
     memo[key] = value
 
 
-def _unknown_fields(kind: str, data: Mapping[str, Any], key: str | None) -> list[str]:
-    """``unknown_fields(kind, data)``, each top-level field walked in turn (so the paths
+def _unknown_fields(
+    kind: str, data: Mapping[str, Any], key: str | None
+) -> list[str | FieldProblem]:
+    """``schema_problems(kind, data)``, each top-level field walked in turn (so the paths
     come in the same order); the body fields once per distinct body, the usual
     metadata and plain fields not at all (nothing under them can be unknown)."""
     schema = SCHEMAS.get(kind)
     if schema is None:
         return []
-    body: dict[str, list[str]] | None = None
+    body: dict[str, list[str | FieldProblem]] | None = None
     if key is not None:
         body = _body_unknown.get((kind, key))
         if body is None:
-            body = {f: unknown_fields(kind, {f: data.get(f)}) for f in BODY_FIELDS[kind]}
+            body = {f: schema_problems(kind, {f: data.get(f)}) for f in BODY_FIELDS[kind]}
             _remember(_body_unknown, (kind, key), body)
-    paths: list[str] = []
+    paths: list[str | FieldProblem] = []
     for field, value in data.items():
         sub = schema.get(field) if isinstance(field, str) else None
         if sub is OPAQUE or (sub is not None and value is None):
             continue
         if body is not None and field in body:
             paths.extend(body[field])
-        elif sub is OBJECT_META and type(value) is dict and value.keys() <= _OBJECT_META_PLAIN:
+        elif sub is OBJECT_META and type(value) is dict and _plain_meta(value):
             continue
         else:
-            paths.extend(unknown_fields(kind, {field: value}))
+            paths.extend(schema_problems(kind, {field: value}))
     return paths
 
 
@@ -340,9 +358,11 @@ def _problems(
     """``validate_object`` given the object's kind and ``body_key``: the problems of
     equal bodies (a workload's pods, a node pool's nodes) are found once."""
     problems = [
-        FieldProblem(path, "UnknownField", warning=not strict)
-        for path in _unknown_fields(kind, data, key)
+        FieldProblem(p, "UnknownField", warning=not strict) if isinstance(p, str) else p
+        for p in _unknown_fields(kind, data, key)
     ]
+    if any(p.kind == "TypeInvalid" for p in problems):
+        return problems  # not decodable: the API server validates nothing further
     api_version = data.get("apiVersion")
     allowed = API_VERSIONS.get(kind)
     if api_version is not None and allowed is not None and api_version not in allowed:

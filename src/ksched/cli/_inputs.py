@@ -17,17 +17,17 @@ names the file, the document, the object and the field.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, MutableSequence, Sequence
+from collections.abc import Collection, Iterator, Mapping, MutableSequence, Sequence
 from pathlib import Path
 from typing import Any
 
 import attrs
-import yaml
 
 from .._errors import ConfigError, ManifestError
+from .._yaml import YamlInputError, read_yaml
 from ..api import KubeObject, read_manifest
 from ..cluster import object_key
-from ..config import SchedulerConfig, parse_config
+from ..config import SchedulerConfig, check_plugin_names, parse_config
 from ..simulate import (
     DEFAULT_SETTLE_MAX,
     Scenario,
@@ -40,8 +40,6 @@ from ..simulate import (
 __all__ = ["InputError", "input_files", "load_config_file", "load_inputs"]
 
 SUFFIXES = (".yaml", ".yml", ".json")
-
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class InputError(ScenarioError):
@@ -65,7 +63,9 @@ def input_files(paths: Sequence[str | Path]) -> list[Path]:
     return out
 
 
-def _documents(path: Path) -> list[Any]:
+def _documents(
+    path: Path, *, strict: bool = True, warnings: MutableSequence[str] | None = None
+) -> list[Any]:
     try:
         text = path.read_text()
     except OSError as exc:
@@ -74,27 +74,40 @@ def _documents(path: Path) -> list[Any]:
         raise InputError(f"{path}: not a text file: {exc}") from exc
     if path.suffix == ".json":
         # JSON is YAML, but the json module reads a cluster's dump ten times faster;
-        # whatever it rejects goes to the YAML loader, which names the error.
+        # whatever it rejects (a syntax error, a repeated key) goes to the YAML loader,
+        # which names the line.
         try:
-            doc = json.loads(text)
+            doc = json.loads(text, object_pairs_hook=_unique_pairs)
         except ValueError:
             pass
         else:
             return [] if doc is None else [doc]
     try:
-        return [doc for doc in yaml.load_all(text, Loader=_LOADER) if doc is not None]
-    except yaml.YAMLError as exc:
-        raise InputError(f"{path}: invalid YAML: {exc}") from exc
+        return read_yaml(text, str(path), strict=strict, warnings=warnings)
+    except YamlInputError as exc:
+        raise InputError(str(exc)) from None
 
 
-def load_config_file(path: str | Path) -> SchedulerConfig:
+def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object; one that repeats a key is refused (the YAML loader then reports it)."""
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        raise ValueError("a repeated key")
+    return out
+
+
+def load_config_file(
+    path: str | Path, *, strict: bool = True, warnings: MutableSequence[str] | None = None
+) -> SchedulerConfig:
     """A KubeSchedulerConfiguration file (or a Scenario file's ``config``).
+
+    A repeated key is an error, or with ``strict`` False a line in ``warnings``.
 
     Raises:
         InputError: the file cannot be read or is not YAML.
         ConfigError: an invalid field; the message starts with the file name.
     """
-    docs = _documents(Path(path))
+    docs = _documents(Path(path), strict=strict, warnings=warnings)
     if len(docs) != 1:
         raise InputError(f"{path}: expected one KubeSchedulerConfiguration, got {len(docs)}")
     data = docs[0]
@@ -148,11 +161,14 @@ def load_inputs(
     name: str | None = None,
     strict: bool = True,
     warnings: MutableSequence[str] | None = None,
+    plugins: Collection[str] | None = None,
 ) -> Scenario:
     """One scenario from the ``-f`` inputs; ``config`` (a file) replaces its configuration.
 
     Objects are checked as the API server and its admission check them; with ``strict``
-    False, unknown fields go to ``warnings`` (one line each) instead of failing.
+    False, unknown fields go to ``warnings`` (one line each) instead of failing. Given
+    the registered ``plugins``, a configuration naming another is refused here, with
+    the file that holds it.
 
     Raises:
         InputError, ScenarioError, ConfigError: the message names the file and field.
@@ -162,7 +178,8 @@ def load_inputs(
         raise InputError("no input: give a scenario or manifest file (-f FILE_OR_DIR)")
     got = _Collected(strict=strict, warnings=warnings)
     for path in files:
-        for where, doc in _document_places(path, _documents(path)):
+        docs = _documents(path, strict=strict, warnings=warnings)
+        for where, doc in _document_places(path, docs):
             kind = doc.get("kind") if isinstance(doc, Mapping) else None
             if kind == "Scenario":
                 got.scenarios.append(
@@ -211,10 +228,19 @@ def load_inputs(
             expect={},
             path=str(paths[0]),
         )
+    config_source = scenario.path if got.scenarios else None
     if got.configs:
-        scenario = attrs.evolve(scenario, config=got.configs[0][1])
+        config_source, configured = got.configs[0]
+        scenario = attrs.evolve(scenario, config=configured)
     if config is not None:
-        scenario = attrs.evolve(scenario, config=load_config_file(config))
+        configured = load_config_file(config, strict=strict, warnings=warnings)
+        config_source = str(config)
+        scenario = attrs.evolve(scenario, config=configured)
+    if plugins is not None and config_source is not None:
+        try:
+            check_plugin_names(scenario.config, plugins)
+        except ConfigError as exc:
+            raise ConfigError(f"{config_source}: {exc}") from None
     try:
         admit_priorities(scenario, got.defined_in)
     except ScenarioError as exc:

@@ -1,8 +1,4 @@
-"""The ``ksched`` command: simulate, check, config, plugins, bench.
-
-Exit status: 0 ok, 1 ``check`` failures, 2 bad input (the message names the file, the
-object and the field; nothing runs).
-"""
+"""The ``ksched`` command line: one subcommand per task, listed by ``ksched --help``."""
 
 from __future__ import annotations
 
@@ -11,7 +7,7 @@ import contextlib
 import importlib
 import json
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO, cast
 
@@ -27,6 +23,18 @@ from ._run import add_run_parser
 from ._sweep import add_sweep_parser
 
 __all__ = ["main"]
+
+DESCRIPTION = """\
+Kubernetes scheduling as a simulator and a scheduler: simulate scenarios and
+manifests, check them against their expectations, run against a cluster, replay
+traces. "ksched COMMAND --help" tells more about each command.
+
+exit status:
+  0  done (check: every scenario passed)
+  1  check: a scenario failed its expectations
+  2  bad input; the message names the file, the object and the field, and
+     nothing runs
+"""
 
 # ---- plugins --------------------------------------------------------------------------
 
@@ -163,12 +171,14 @@ def _run_simulation(args: argparse.Namespace) -> int:
     if not inputs:
         raise KschedError("simulate: no input: give a FILE or -f FILE_OR_DIR")
     gates = _feature_gates(args.feature_gates)
+    registry = plugin_registry(args.plugin)
     warnings: list[str] = []
     with status("reading inputs", sys.stderr), kept_for_the_run():
-        scenario = load_inputs(inputs, config=args.config, strict=args.strict, warnings=warnings)
+        scenario = load_inputs(
+            inputs, config=args.config, strict=args.strict, warnings=warnings, plugins=registry
+        )
     for line in warnings:
         print(f"ksched: warning: {line}", file=sys.stderr)
-    registry = plugin_registry(args.plugin)
     output = args.output or ("table" if sys.stdout.isatty() else "json")
     explain = _explain_request(args, scenario)
     if args.plot:
@@ -264,27 +274,37 @@ def _render_explanations(console: Any, report: dict[str, Any], explain: bool | l
 # ---- check ------------------------------------------------------------------------------
 
 
-def _scenario_files(paths: Sequence[str]) -> Iterator[Path]:
+def _scenario_files(paths: Sequence[str]) -> list[Path]:
+    """Every scenario file named or below a directory named; a path with none is bad input."""
+    found: list[Path] = []
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            yield from sorted(p for p in path.rglob("*.yaml") if p.is_file())
-            yield from sorted(p for p in path.rglob("*.yml") if p.is_file())
+            below = [
+                *sorted(p for p in path.rglob("*.yaml") if p.is_file()),
+                *sorted(p for p in path.rglob("*.yml") if p.is_file()),
+            ]
+            if not below:
+                raise KschedError(f"check: {path}: no .yaml or .yml files in this directory")
+            found.extend(below)
+        elif path.exists():
+            found.append(path)
         else:
-            yield path
+            raise KschedError(f"check: {path}: no such file or directory")
+    return found
 
 
 def _check(args: argparse.Namespace) -> int:
     from ..simulate import check_scenario
 
+    files = _scenario_files(args.paths)
     registry = plugin_registry(args.plugin)
     passed = failed = 0
-    for path in _scenario_files(args.paths):
-        if not path.exists():
-            print(f"FAIL {path}: no such file")
-            failed += 1
-            continue
-        result = check_scenario(path, registry=registry, strict=args.strict)
+    for path in files:
+        warnings: list[str] = []
+        result = check_scenario(path, registry=registry, strict=args.strict, warnings=warnings)
+        for line in warnings:
+            print(f"ksched: warning: {line}", file=sys.stderr)
         if result.passed:
             passed += 1
             print(f"PASS {result.name}")
@@ -346,6 +366,14 @@ def _bench_unavailable(args: argparse.Namespace) -> int:
     raise KschedError("bench: the ksched.bench package is not installed")
 
 
+BENCH_DESCRIPTION = """\
+Run kube-scheduler's scheduler_perf workloads against ksched: read scheduler_perf
+workload files (test cases, workloads with params, object templates), run the
+chosen workloads on an embedded cluster and report SchedulingThroughput and
+attempt latency the way scheduler_perf does.
+"""
+
+
 def _add_bench(sub: Any, argv: Sequence[str]) -> None:
     help_text = "run scheduler_perf-style workloads and report throughput"
     if not argv or argv[0] != "bench":
@@ -357,14 +385,24 @@ def _add_bench(sub: Any, argv: Sequence[str]) -> None:
         bench.add_argument("rest", nargs=argparse.REMAINDER)
         bench.set_defaults(run=_bench_unavailable)
         return
-    bench = sub.add_parser("bench", help=help_text, description=module.__doc__)
+    bench = sub.add_parser(
+        "bench",
+        help=help_text,
+        description=BENCH_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     module.configure_parser(bench)
     bench.set_defaults(run=lambda args: int(module.main(args)))
 
 
 def _parser(argv: Sequence[str]) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="ksched", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="ksched",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--version", action="version", version=f"ksched {_version()}", help="print the version"
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -430,7 +468,7 @@ def _parser(argv: Sequence[str]) -> argparse.ArgumentParser:
     strict_option(chk)
     chk.set_defaults(run=_check)
 
-    cfg = sub.add_parser("config", help="the scheduler configuration")
+    cfg = sub.add_parser("config", help="print or validate a KubeSchedulerConfiguration")
     cfg_sub = cfg.add_subparsers(dest="config_command", required=True, metavar="COMMAND")
     defaults = cfg_sub.add_parser("defaults", help="print the default configuration as YAML")
     defaults.set_defaults(run=_config_defaults)
@@ -453,6 +491,16 @@ def _parser(argv: Sequence[str]) -> argparse.ArgumentParser:
     add_gpu_parser(sub)
     add_sweep_parser(sub)
     return parser
+
+
+def _version() -> str:
+    """The installed distribution's version (importlib.metadata reads it)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("ksched")
+    except PackageNotFoundError:
+        return "unknown (not installed)"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -9,6 +9,9 @@ from ._connection import parse_client_connection as parse_client_connection
 from ._connection import parse_leader_election as parse_leader_election
 from ._extenders import ExtenderConfig as ExtenderConfig
 from ._extenders import ManagedResource as ManagedResource
+from ._nearest import nearest_name as nearest_name
+from ._plugin_names import check_plugin_names as check_plugin_names
+from ._plugin_names import unregistered_plugin as unregistered_plugin
 from ._scheduler_config import API_VERSION as API_VERSION
 from ._scheduler_config import DEFAULT_PLUGIN_ARGS as DEFAULT_PLUGIN_ARGS
 from ._scheduler_config import DEFAULT_PLUGINS as DEFAULT_PLUGINS
@@ -43,12 +46,15 @@ __all__ = [
     "PluginSet",
     "Profile",
     "SchedulerConfig",
+    "check_plugin_names",
     "config_yaml",
     "dump_config",
     "expand_points",
     "load_config",
+    "nearest_name",
     "parse_client_connection",
     "parse_config",
     "parse_leader_election",
     "plugin_names",
+    "unregistered_plugin",
 ]

@@ -14,6 +14,7 @@ import attrs
 import yaml
 
 from .._errors import ConfigError
+from .._yaml import YamlInputError, read_yaml
 from ._connection import (
     ClientConnection,
     LeaderElection,
@@ -21,6 +22,7 @@ from ._connection import (
     parse_leader_election,
 )
 from ._extenders import ExtenderConfig, parse_extenders
+from ._nearest import did_you_mean
 
 __all__ = [
     "DEFAULT_PLUGINS",
@@ -119,6 +121,10 @@ class Profile:
     """``multiPoint`` and the extension points, after merging with the defaults."""
     plugin_config: Mapping[str, Mapping[str, Any]] = attrs.field(factory=dict)
     percentage_of_nodes_to_score: int | None = None
+    field_paths: Mapping[str, str] = attrs.field(factory=dict, eq=False, repr=False)
+    """Where a read configuration first names each plugin: ``"X"`` (enabled) and
+    ``"pluginConfig/X"``, to a field path such as ``profiles[0].plugins.filter.enabled[1]
+    .name``; empty for a Profile built in code."""
 
 
 @attrs.frozen
@@ -207,7 +213,8 @@ def _strict(data: Mapping[str, Any], shape: str, path: str) -> None:
     for key in data:
         if key not in _FIELDS[shape]:
             where = f"{path}.{key}" if path else str(key)
-            raise ConfigError(f'KubeSchedulerConfiguration: unknown field "{where}"')
+            hint = did_you_mean(str(key), _FIELDS[shape])
+            raise ConfigError(f'KubeSchedulerConfiguration: unknown field "{where}"{hint}')
 
 
 def _removed(name: str, path: str) -> None:
@@ -243,6 +250,15 @@ def _int(value: Any, path: str, *, lo: int | None = None, hi: int | None = None)
         bounds = f"between {lo} and {hi}" if hi is not None else f"at least {lo}"
         raise _fail(path, f"must be {bounds}, got {value}")
     return value
+
+
+def _note_paths(paths: dict[str, str], plugin_set: Any, path: str) -> None:
+    """Record where each enabled plugin of a read plugin set is named (first mention)."""
+    enabled = plugin_set.get("enabled") if isinstance(plugin_set, Mapping) else None
+    for i, item in enumerate(enabled if isinstance(enabled, list) else ()):
+        name = item.get("name") if isinstance(item, Mapping) else None
+        if isinstance(name, str):
+            paths.setdefault(name, f"{path}.enabled[{i}].name")
 
 
 def _plugin_set(raw: Any, path: str) -> PluginSet:
@@ -282,13 +298,19 @@ def _profile(raw: Any, path: str) -> Profile:
     plugins: dict[str, PluginSet] = {}
     for key in plugins_raw:
         if key != "multiPoint" and key not in EXTENSION_POINTS:
-            raise ConfigError(f'KubeSchedulerConfiguration: unknown field "{path}.plugins.{key}"')
+            hint = did_you_mean(str(key), ["multiPoint", *EXTENSION_POINTS])
+            raise ConfigError(
+                f'KubeSchedulerConfiguration: unknown field "{path}.plugins.{key}"{hint}'
+            )
     plugins["multiPoint"] = _merge(
         DEFAULT_PLUGINS, _plugin_set(plugins_raw.get("multiPoint"), f"{path}.plugins.multiPoint")
     )
+    paths: dict[str, str] = {}
+    _note_paths(paths, plugins_raw.get("multiPoint"), f"{path}.plugins.multiPoint")
     for point in EXTENSION_POINTS:
         if point in plugins_raw:
             plugins[point] = _plugin_set(plugins_raw[point], f"{path}.plugins.{point}")
+            _note_paths(paths, plugins_raw[point], f"{path}.plugins.{point}")
     plugin_config: dict[str, Mapping[str, Any]] = {}
     for i, item in enumerate(_list(data.get("pluginConfig"), f"{path}.pluginConfig")):
         item_path = f"{path}.pluginConfig[{i}]"
@@ -301,11 +323,13 @@ def _profile(raw: Any, path: str) -> Profile:
             raise _fail(item_path, f'Duplicate value: "{pname}"')
         _removed(pname, item_path)
         plugin_config[pname] = _mapping(item.get("args"), f"{item_path}.args")
+        paths[f"pluginConfig/{pname}"] = f"{item_path}.name"
     pct = data.get("percentageOfNodesToScore")
     return Profile(
         scheduler_name=name,
         plugins=plugins,
         plugin_config=plugin_config,
+        field_paths=paths,
         percentage_of_nodes_to_score=None
         if pct is None
         else _percentage(pct, f"{path}.percentageOfNodesToScore"),
@@ -389,10 +413,12 @@ def parse_config(data: Mapping[str, Any] | None) -> SchedulerConfig:
 def load_config(text: str, *, source: str = "<config>") -> SchedulerConfig:
     """A SchedulerConfig from KubeSchedulerConfiguration YAML."""
     try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{source}: invalid YAML: {exc}") from exc
-    return parse_config(data)
+        docs = read_yaml(text, source)
+    except YamlInputError as exc:
+        raise ConfigError(str(exc)) from None
+    if len(docs) > 1:
+        raise ConfigError(f"{source}: expected one KubeSchedulerConfiguration, got {len(docs)}")
+    return parse_config(docs[0] if docs else None)
 
 
 def expand_points(

@@ -13,10 +13,11 @@ from ..config import (
     SchedulerConfig,
     expand_points,
     plugin_names,
+    unregistered_plugin,
 )
 from ..framework import Handle, Plugin, PluginFactory
 from ..framework.runtime import Framework, WaitingPods
-from ..plugins import in_tree_factory
+from ..plugins import IN_TREE, in_tree_factory
 
 __all__ = ["Registry", "build_framework", "implemented_points"]
 
@@ -40,6 +41,11 @@ def resolve_factory(name: str, registry: Registry | None) -> PluginFactory:
     if factory is None:
         raise ConfigError(f"plugin {name!r} is not registered")
     return factory
+
+
+def _known(registry: Registry | None) -> set[str]:
+    """Every plugin name a registry (with the in-tree plugins) can build."""
+    return {*IN_TREE, *(registry or ())}
 
 
 def _args_path(profile: Profile, name: str) -> str:
@@ -73,8 +79,8 @@ def build_framework(
     for name in names:
         try:
             factory = resolve_factory(name, registry)
-        except ConfigError as exc:
-            raise ConfigError(f"{where}: {exc}") from None
+        except ConfigError:
+            raise unregistered_plugin(profile, name, _known(registry)) from None
         args: Mapping[str, Any] | None = profile.plugin_config.get(name)
         try:
             plugin = factory(args, handle)
@@ -86,7 +92,8 @@ def build_framework(
     unknown = set(profile.plugin_config) - set(plugins)
     for name in sorted(unknown):
         if in_tree_factory(name) is None and (registry is None or name not in registry):
-            raise ConfigError(f"{where}: pluginConfig for unknown plugin {name!r}")
+            known = _known(registry)
+            raise unregistered_plugin(profile, name, known, in_plugin_config=True)
     implements = {name: implemented_points(p) for name, p in plugins.items()}
     points, weights = expand_points(profile, implements)
     for point, names in points.items():

@@ -19,6 +19,7 @@ from ._scenario import Step as Step
 from ._scenario import admit_priorities as admit_priorities
 from ._scenario import load_scenario as load_scenario
 from ._scenario import parse_scenario as parse_scenario
+from ._task_order import task_order_seeded as task_order_seeded
 
 __all__ = [
     "DAEMON_POD_TOLERATIONS",
@@ -36,4 +37,5 @@ __all__ = [
     "parse_duration",
     "parse_scenario",
     "run_scenario",
+    "task_order_seeded",
 ]

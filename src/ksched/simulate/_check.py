@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableSequence
 from pathlib import Path
 from typing import Any
 
 import attrs
-import yaml
 
-from .._errors import KschedError
+from .._errors import ConfigError, KschedError
+from .._yaml import YamlInputError, read_yaml
+from ..config import SchedulerConfig, check_plugin_names
+from ..plugins import IN_TREE
 from ..scheduler import Registry
 from ._runner import run_scenario
-from ._scenario import _YAML_LOADER, admit_priorities, parse_scenario
+from ._scenario import admit_priorities, parse_scenario
 
 
 class Mismatch(Exception):
@@ -101,6 +103,14 @@ def _compare_explain(expect: Mapping[str, Any], explain: Mapping[str, Any]) -> N
                 )
 
 
+def _check_plugins(config: SchedulerConfig, registry: Registry | None, path: str) -> None:
+    """A plugin the scenario's configuration names and nothing registers: the file and field."""
+    try:
+        check_plugin_names(config, {*IN_TREE, *(registry or ())})
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: {exc}") from None
+
+
 @attrs.frozen
 class CheckResult:
     name: str
@@ -110,18 +120,29 @@ class CheckResult:
 
 
 def check_scenario(
-    path: str | Path, *, registry: Registry | None = None, strict: bool = True
+    path: str | Path,
+    *,
+    registry: Registry | None = None,
+    strict: bool = True,
+    warnings: MutableSequence[str] | None = None,
 ) -> CheckResult:
     """Run a scenario file and compare it with its ``expect`` block.
 
-    With ``strict`` False, unknown fields in its objects are not an error.
+    With ``strict`` False, unknown fields in its objects and repeated YAML keys are not
+    an error (the repeated keys go to ``warnings``).
     """
     path = str(path)
     name = Path(path).stem
     try:
-        raw = yaml.load(Path(path).read_text(), Loader=_YAML_LOADER)
-    except (OSError, yaml.YAMLError) as exc:
+        docs = read_yaml(Path(path).read_text(), path, strict=strict, warnings=warnings)
+    except OSError as exc:
+        return CheckResult(name, path, False, f"cannot read: {exc.strerror or exc}")
+    except YamlInputError as exc:
         return CheckResult(name, path, False, f"cannot read: {exc}")
+    if len(docs) > 1:
+        detail = f"cannot read: {path}: expected one Scenario document, got {len(docs)}"
+        return CheckResult(name, path, False, detail)
+    raw = docs[0] if docs else None
     expect = (raw or {}).get("expect") or {} if isinstance(raw, Mapping) else {}
     if isinstance(raw, Mapping):
         name = str((raw.get("metadata") or {}).get("name") or name)
@@ -131,6 +152,7 @@ def check_scenario(
         return CheckResult(name, path, False, "expect.explain: expected a mapping of pod keys")
     try:
         scenario = parse_scenario(raw, path=path, strict=strict)
+        _check_plugins(scenario.config, registry, path)
         admit_priorities(scenario)
         failures: list[str] = []
 
