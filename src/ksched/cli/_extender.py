@@ -75,7 +75,7 @@ def _serve(args: argparse.Namespace) -> int:
 
     registry = plugin_registry(args.plugin)
     if args.config:
-        config = load_config_file(args.config)
+        config = load_config_file(args.config, plugins=registry)
     elif args.plugin:
         named = set(registry) - set(plugin_registry(()))  # the plugins the specs named
         config = _plugins_only_config(sorted(named))

@@ -97,11 +97,16 @@ def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def load_config_file(
-    path: str | Path, *, strict: bool = True, warnings: MutableSequence[str] | None = None
+    path: str | Path,
+    *,
+    strict: bool = True,
+    warnings: MutableSequence[str] | None = None,
+    plugins: Collection[str] | None = None,
 ) -> SchedulerConfig:
     """A KubeSchedulerConfiguration file (or a Scenario file's ``config``).
 
-    A repeated key is an error, or with ``strict`` False a line in ``warnings``.
+    A repeated key is an error, or with ``strict`` False a line in ``warnings``. With
+    ``plugins`` (the registered names), a plugin the profiles name must be one of them.
 
     Raises:
         InputError: the file cannot be read or is not YAML.
@@ -113,7 +118,13 @@ def load_config_file(
     data = docs[0]
     if isinstance(data, Mapping) and data.get("kind") == "Scenario":
         data = data.get("config")
-    return _parse_config(data, str(path))
+    config = _parse_config(data, str(path))
+    if plugins is not None:
+        try:
+            check_plugin_names(config, plugins)
+        except ConfigError as exc:
+            raise ConfigError(f"{path}: {exc}") from None
+    return config
 
 
 def _parse_config(data: Any, where: str) -> SchedulerConfig:

@@ -10,7 +10,7 @@ import argparse
 import contextlib
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -96,20 +96,20 @@ def _trace_of(path: str, workload: str | None) -> Iterator[Any]:
     yield trace_of_file(path, workload=workload)
 
 
-def _config(path: str | None) -> tuple[SchedulerConfig, str]:
+def _config(path: str | None, registry: Collection[str]) -> tuple[SchedulerConfig, str]:
     if path is None:
         return SchedulerConfig(), "default"
     from ._inputs import load_config_file
 
-    return load_config_file(path), path
+    return load_config_file(path, plugins=registry), path
 
 
 def _replay_command(args: argparse.Namespace) -> int:
     from ..replay import compare_reports, replay
 
     registry = plugin_registry(args.plugin)
-    config, config_name = _config(args.config)
-    other = _config(args.compare) if args.compare else None
+    config, config_name = _config(args.config, registry)
+    other = _config(args.compare, registry) if args.compare else None
     output = args.output or ("table" if sys.stdout.isatty() and not args.report_file else "json")
     if args.plot:
         from ._plot import require_matplotlib
