@@ -63,6 +63,22 @@ def _percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
+def _per_window(times: list[float], start: float) -> list[int]:
+    """How many of ``times`` fall in each 1 s window from ``start`` (every window listed)."""
+    counts = [0] * (int(max(times, default=start) - start) + 1)
+    for t in times:
+        counts[int(t - start)] += 1
+    return counts
+
+
+def _by_fifth(durations: list[float], scale: float) -> list[float]:
+    """The median of each fifth of ``durations`` (in attempt order), times ``scale``."""
+    n = len(durations)
+    if n < 5:
+        return []
+    return [statistics.median(durations[k * n // 5 : (k + 1) * n // 5]) * scale for k in range(5)]
+
+
 def _low_pod(i: int) -> ksched.Pod:
     return make_pod(f"low-{i}").req(cpu="900m", memory="500Mi").obj()
 
@@ -91,6 +107,7 @@ async def run_once(
     attempt_start: list[float] = [0.0]
     attempt_pod: list[str] = [""]
     failed_attempts: list[float] = []
+    failed_times: list[float] = []
     scheduled_attempts: list[float] = []
 
     def observe(event: ksched.SchedulingEvent) -> None:
@@ -108,6 +125,7 @@ async def run_once(
             preempted += 1
         elif event.kind == "Unschedulable" and measuring and event.pod == attempt_pod[0]:
             failed_attempts.append(now - attempt_start[0])
+            failed_times.append(now)
             attempt_pod[0] = ""
 
     async with ksched.Scheduler.open(cluster=cluster, observer=observe, seed=seed) as scheduler:
@@ -155,12 +173,15 @@ async def run_once(
         cpu = time.process_time() - cpu_start
         await anyio.sleep(0)
         assert scheduler.cache.pod_count == init_pods - preempted + pods
-    windows: dict[int, int] = {}
-    for t in bound_times:
-        windows[int(t - start)] = windows.get(int(t - start), 0) + 1
-    per_window = [float(v) for v in windows.values()]
+    binds_per_window = _per_window(bound_times, start)
+    per_window = [float(v) for v in binds_per_window if v]
     ms = 1000.0
     return {
+        "curve": {
+            "binds_per_window": binds_per_window,
+            "preemptions_per_window": _per_window(failed_times, start),
+            "attempt_unschedulable_ms_by_fifth": _by_fifth(failed_attempts, ms),
+        },
         "pods_per_second": pods / elapsed,
         "pods_per_cpu_second": pods / cpu,
         "window_p50": _percentile(per_window, 0.5),
@@ -212,10 +233,12 @@ def run_ab(args: argparse.Namespace) -> dict[str, Any]:
                 got = json.loads(out.read_text())
                 run = {key: got[f"{key}_median"] for key in _AB_KEYS if key != "pods_per_second"}
                 run["pods_per_second"] = got["pods_per_second_median"]
+                run["curve"] = got["curves"][0]
                 run["process_cpu_s"] = usage.ru_utime + usage.ru_stime
                 run["peak_rss_bytes"] = usage.ru_maxrss * 1024
                 runs[label].append(run)
-                print(label, r, json.dumps(run), file=sys.stderr)
+                shown = {k: v for k, v in run.items() if k != "curve"}
+                print(label, r, json.dumps(shown), file=sys.stderr)
     summary: dict[str, Any] = {}
     for key in (*_AB_KEYS, "process_cpu_s"):
         cell: dict[str, Any] = {}
@@ -330,8 +353,9 @@ def main() -> None:
         "pods_per_second_median": statistics.median(r["pods_per_second"] for r in runs),
         "pods_per_second_runs": [r["pods_per_second"] for r in runs],
     }
+    result["curves"] = [r["curve"] for r in runs]
     for key in runs[0]:
-        if key != "pods_per_second":
+        if key not in ("pods_per_second", "curve"):
             result[f"{key}_median"] = statistics.median(r[key] for r in runs)
     result["peak_rss_bytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     out = args.out or RESULTS / f"preemption_basic_{args.nodes}.json"
