@@ -24,6 +24,11 @@ B/A ratios of the medians, and the median and min-max of each round's own B/A.
     python benchmarks/preemption_basic.py --nodes 5000 --init-pods 20000 --pods 500 \
         --ab /tmp/base/src src --rounds 3
 
+Each run also keeps its curve: measured pods bound and preempting attempts per 1 s window
+from the creation of the measured pods, and the failed-attempt median of each fifth of the
+run (the cost of a preemptor early and late). ``--plot FILE.png`` (with ``--ab``) draws the
+curves of every run of both trees.
+
 ``--profile FILE`` writes cProfile stats of the measured attempts (``--profile-every N``
 samples every N-th attempt, to keep the profiler's overhead off the rest); read them with
 ``python -m pstats FILE``. Timings of a profiled run include the profiler's overhead.
@@ -270,6 +275,38 @@ def run_ab(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def plot_curves(report: dict[str, Any], out: Path) -> None:
+    """The A/B report's runs over time: preemptions and binds per 1 s window, one line
+    per run, the two trees in two colours (A dashed)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(9, 6.5), sharex=True)
+    styles = {"A": ("tab:gray", "--"), "B": ("tab:blue", "-")}
+    for label, runs in report["runs"].items():
+        colour, line = styles[label]
+        tree = Path(report["trees"][label]).parent.name or report["trees"][label]
+        for k, run in enumerate(runs):
+            curve = run["curve"]
+            name = f"{label} ({tree})" if k == 0 else None
+            for axis, key in ((top, "preemptions_per_window"), (bottom, "binds_per_window")):
+                values = curve[key]
+                axis.plot(range(len(values)), values, line, color=colour, label=name, lw=1.2)
+    top.set_ylabel("preempting attempts / s")
+    bottom.set_ylabel("pods bound / s")
+    bottom.set_xlabel("seconds since the measured pods were created")
+    top.set_title(
+        f"PreemptionBasic {report['nodes']} nodes, {report['initPods']} init pods, "
+        f"{report['measuredPods']} measured (gc: {report['gc']}), 1 s windows"
+    )
+    top.legend()
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+
+
 def _header(args: argparse.Namespace) -> dict[str, Any]:
     """What every results file of this script starts with: the workload and the machine."""
     return {
@@ -314,6 +351,12 @@ def main() -> None:
     )
     parser.add_argument("--rounds", type=int, default=3, help="A/B rounds (with --ab)")
     parser.add_argument(
+        "--plot",
+        type=Path,
+        default=None,
+        help="with --ab: draw each run's preemptions and binds per 1 s window to this PNG",
+    )
+    parser.add_argument(
         "--gc",
         choices=("default", "few"),
         default="default",
@@ -327,6 +370,8 @@ def main() -> None:
         out.write_text(json.dumps(report, indent=2) + "\n")
         json.dump(report["summary"], sys.stdout, indent=2)
         sys.stdout.write("\n")
+        if args.plot is not None:
+            plot_curves(report, args.plot)
         return
     profiler = cProfile.Profile() if args.profile is not None else None
     with few_collections() if args.gc == "few" else contextlib.nullcontext():
