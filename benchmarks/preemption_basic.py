@@ -84,6 +84,18 @@ def _by_fifth(durations: list[float], scale: float) -> list[float]:
     return [statistics.median(durations[k * n // 5 : (k + 1) * n // 5]) * scale for k in range(5)]
 
 
+def _cpu_by_tenth(cpu_times: list[float], cpu_start: float, scale: float) -> list[float]:
+    """The process CPU time spent per preempting attempt in each tenth of them (from the
+    previous tenth's last attempt to this tenth's last), times ``scale``: the cost of a
+    preemptor along the run, which other processes on the machine do not inflate."""
+    n = len(cpu_times)
+    if n < 10:
+        return []
+    bounds = [cpu_start] + [cpu_times[(k + 1) * n // 10 - 1] for k in range(10)]
+    counts = [(k + 1) * n // 10 - k * n // 10 for k in range(10)]
+    return [(bounds[k + 1] - bounds[k]) / counts[k] * scale for k in range(10)]
+
+
 def _low_pod(i: int) -> ksched.Pod:
     return make_pod(f"low-{i}").req(cpu="900m", memory="500Mi").obj()
 
@@ -113,6 +125,7 @@ async def run_once(
     attempt_pod: list[str] = [""]
     failed_attempts: list[float] = []
     failed_times: list[float] = []
+    failed_cpu: list[float] = []
     scheduled_attempts: list[float] = []
 
     def observe(event: ksched.SchedulingEvent) -> None:
@@ -131,6 +144,7 @@ async def run_once(
         elif event.kind == "Unschedulable" and measuring and event.pod == attempt_pod[0]:
             failed_attempts.append(now - attempt_start[0])
             failed_times.append(now)
+            failed_cpu.append(time.process_time())
             attempt_pod[0] = ""
 
     async with ksched.Scheduler.open(cluster=cluster, observer=observe, seed=seed) as scheduler:
@@ -186,6 +200,7 @@ async def run_once(
             "binds_per_window": binds_per_window,
             "preemptions_per_window": _per_window(failed_times, start),
             "attempt_unschedulable_ms_by_fifth": _by_fifth(failed_attempts, ms),
+            "cpu_ms_per_preemption_by_tenth": _cpu_by_tenth(failed_cpu, cpu_start, ms),
         },
         "pods_per_second": pods / elapsed,
         "pods_per_cpu_second": pods / cpu,
@@ -283,7 +298,10 @@ def plot_curves(report: dict[str, Any], out: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, (top, bottom) = plt.subplots(2, 1, figsize=(9, 6.5), sharex=True)
+    fig = plt.figure(figsize=(9, 9.5))
+    top = fig.add_subplot(3, 1, 1)
+    bottom = fig.add_subplot(3, 1, 2, sharex=top)
+    cost = fig.add_subplot(3, 1, 3)
     styles = {"A": ("tab:gray", "--"), "B": ("tab:blue", "-")}
     for label, runs in report["runs"].items():
         colour, line = styles[label]
@@ -294,9 +312,14 @@ def plot_curves(report: dict[str, Any], out: Path) -> None:
             for axis, key in ((top, "preemptions_per_window"), (bottom, "binds_per_window")):
                 values = curve[key]
                 axis.plot(range(len(values)), values, line, color=colour, label=name, lw=1.2)
+            tenths = curve.get("cpu_ms_per_preemption_by_tenth") or []
+            cost.plot(range(1, len(tenths) + 1), tenths, line, color=colour, marker="o", lw=1.2)
     top.set_ylabel("preempting attempts / s")
     bottom.set_ylabel("pods bound / s")
-    bottom.set_xlabel("seconds since the measured pods were created")
+    bottom.set_xlabel("seconds since the measured pods were created (wall clock)")
+    cost.set_ylabel("CPU ms per preempting attempt")
+    cost.set_xlabel("tenth of the run's preempting attempts (process CPU time, all tasks)")
+    cost.set_ylim(bottom=0)
     top.set_title(
         f"PreemptionBasic {report['nodes']} nodes, {report['initPods']} init pods, "
         f"{report['measuredPods']} measured (gc: {report['gc']}), 1 s windows"
