@@ -24,6 +24,11 @@ B/A ratios of the medians, and the median and min-max of each round's own B/A.
     python benchmarks/preemption_basic.py --nodes 5000 --init-pods 20000 --pods 500 \
         --ab /tmp/base/src src --rounds 3
 
+Each run also keeps its curve: measured pods bound and preempting attempts per 1 s window
+from the creation of the measured pods, and the failed-attempt median of each fifth of the
+run (the cost of a preemptor early and late). ``--plot FILE.png`` (with ``--ab``) draws the
+curves of every run of both trees.
+
 ``--profile FILE`` writes cProfile stats of the measured attempts (``--profile-every N``
 samples every N-th attempt, to keep the profiler's overhead off the rest); read them with
 ``python -m pstats FILE``. Timings of a profiled run include the profiler's overhead.
@@ -63,6 +68,34 @@ def _percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
+def _per_window(times: list[float], start: float) -> list[int]:
+    """How many of ``times`` fall in each 1 s window from ``start`` (every window listed)."""
+    counts = [0] * (int(max(times, default=start) - start) + 1)
+    for t in times:
+        counts[int(t - start)] += 1
+    return counts
+
+
+def _by_fifth(durations: list[float], scale: float) -> list[float]:
+    """The median of each fifth of ``durations`` (in attempt order), times ``scale``."""
+    n = len(durations)
+    if n < 5:
+        return []
+    return [statistics.median(durations[k * n // 5 : (k + 1) * n // 5]) * scale for k in range(5)]
+
+
+def _cpu_by_tenth(cpu_times: list[float], cpu_start: float, scale: float) -> list[float]:
+    """The process CPU time spent per preempting attempt in each tenth of them (from the
+    previous tenth's last attempt to this tenth's last), times ``scale``: the cost of a
+    preemptor along the run, which other processes on the machine do not inflate."""
+    n = len(cpu_times)
+    if n < 10:
+        return []
+    bounds = [cpu_start] + [cpu_times[(k + 1) * n // 10 - 1] for k in range(10)]
+    counts = [(k + 1) * n // 10 - k * n // 10 for k in range(10)]
+    return [(bounds[k + 1] - bounds[k]) / counts[k] * scale for k in range(10)]
+
+
 def _low_pod(i: int) -> ksched.Pod:
     return make_pod(f"low-{i}").req(cpu="900m", memory="500Mi").obj()
 
@@ -91,6 +124,8 @@ async def run_once(
     attempt_start: list[float] = [0.0]
     attempt_pod: list[str] = [""]
     failed_attempts: list[float] = []
+    failed_times: list[float] = []
+    failed_cpu: list[float] = []
     scheduled_attempts: list[float] = []
 
     def observe(event: ksched.SchedulingEvent) -> None:
@@ -108,6 +143,8 @@ async def run_once(
             preempted += 1
         elif event.kind == "Unschedulable" and measuring and event.pod == attempt_pod[0]:
             failed_attempts.append(now - attempt_start[0])
+            failed_times.append(now)
+            failed_cpu.append(time.process_time())
             attempt_pod[0] = ""
 
     async with ksched.Scheduler.open(cluster=cluster, observer=observe, seed=seed) as scheduler:
@@ -155,12 +192,16 @@ async def run_once(
         cpu = time.process_time() - cpu_start
         await anyio.sleep(0)
         assert scheduler.cache.pod_count == init_pods - preempted + pods
-    windows: dict[int, int] = {}
-    for t in bound_times:
-        windows[int(t - start)] = windows.get(int(t - start), 0) + 1
-    per_window = [float(v) for v in windows.values()]
+    binds_per_window = _per_window(bound_times, start)
+    per_window = [float(v) for v in binds_per_window if v]
     ms = 1000.0
     return {
+        "curve": {
+            "binds_per_window": binds_per_window,
+            "preemptions_per_window": _per_window(failed_times, start),
+            "attempt_unschedulable_ms_by_fifth": _by_fifth(failed_attempts, ms),
+            "cpu_ms_per_preemption_by_tenth": _cpu_by_tenth(failed_cpu, cpu_start, ms),
+        },
         "pods_per_second": pods / elapsed,
         "pods_per_cpu_second": pods / cpu,
         "window_p50": _percentile(per_window, 0.5),
@@ -212,10 +253,12 @@ def run_ab(args: argparse.Namespace) -> dict[str, Any]:
                 got = json.loads(out.read_text())
                 run = {key: got[f"{key}_median"] for key in _AB_KEYS if key != "pods_per_second"}
                 run["pods_per_second"] = got["pods_per_second_median"]
+                run["curve"] = got["curves"][0]
                 run["process_cpu_s"] = usage.ru_utime + usage.ru_stime
                 run["peak_rss_bytes"] = usage.ru_maxrss * 1024
                 runs[label].append(run)
-                print(label, r, json.dumps(run), file=sys.stderr)
+                shown = {k: v for k, v in run.items() if k != "curve"}
+                print(label, r, json.dumps(shown), file=sys.stderr)
     summary: dict[str, Any] = {}
     for key in (*_AB_KEYS, "process_cpu_s"):
         cell: dict[str, Any] = {}
@@ -245,6 +288,46 @@ def run_ab(args: argparse.Namespace) -> dict[str, Any]:
         "summary": summary,
         "runs": runs,
     }
+
+
+def plot_curves(report: dict[str, Any], out: Path) -> None:
+    """The A/B report's runs over time: preemptions and binds per 1 s window, one line
+    per run, the two trees in two colours (A dashed)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig = plt.figure(figsize=(9, 9.5))
+    top = fig.add_subplot(3, 1, 1)
+    bottom = fig.add_subplot(3, 1, 2, sharex=top)
+    cost = fig.add_subplot(3, 1, 3)
+    styles = {"A": ("tab:gray", "--"), "B": ("tab:blue", "-")}
+    for label, runs in report["runs"].items():
+        colour, line = styles[label]
+        tree = Path(report["trees"][label]).parent.name or report["trees"][label]
+        for k, run in enumerate(runs):
+            curve = run["curve"]
+            name = f"{label} ({tree})" if k == 0 else None
+            for axis, key in ((top, "preemptions_per_window"), (bottom, "binds_per_window")):
+                values = curve[key]
+                axis.plot(range(len(values)), values, line, color=colour, label=name, lw=1.2)
+            tenths = curve.get("cpu_ms_per_preemption_by_tenth") or []
+            cost.plot(range(1, len(tenths) + 1), tenths, line, color=colour, marker="o", lw=1.2)
+    top.set_ylabel("preempting attempts / s")
+    bottom.set_ylabel("pods bound / s")
+    bottom.set_xlabel("seconds since the measured pods were created (wall clock)")
+    cost.set_ylabel("CPU ms per preempting attempt")
+    cost.set_xlabel("tenth of the run's preempting attempts (process CPU time, all tasks)")
+    cost.set_ylim(bottom=0)
+    top.set_title(
+        f"PreemptionBasic {report['nodes']} nodes, {report['initPods']} init pods, "
+        f"{report['measuredPods']} measured (gc: {report['gc']}), 1 s windows"
+    )
+    top.legend()
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
 
 
 def _header(args: argparse.Namespace) -> dict[str, Any]:
@@ -291,6 +374,12 @@ def main() -> None:
     )
     parser.add_argument("--rounds", type=int, default=3, help="A/B rounds (with --ab)")
     parser.add_argument(
+        "--plot",
+        type=Path,
+        default=None,
+        help="with --ab: draw each run's preemptions and binds per 1 s window to this PNG",
+    )
+    parser.add_argument(
         "--gc",
         choices=("default", "few"),
         default="default",
@@ -304,6 +393,8 @@ def main() -> None:
         out.write_text(json.dumps(report, indent=2) + "\n")
         json.dump(report["summary"], sys.stdout, indent=2)
         sys.stdout.write("\n")
+        if args.plot is not None:
+            plot_curves(report, args.plot)
         return
     profiler = cProfile.Profile() if args.profile is not None else None
     with few_collections() if args.gc == "few" else contextlib.nullcontext():
@@ -330,8 +421,9 @@ def main() -> None:
         "pods_per_second_median": statistics.median(r["pods_per_second"] for r in runs),
         "pods_per_second_runs": [r["pods_per_second"] for r in runs],
     }
+    result["curves"] = [r["curve"] for r in runs]
     for key in runs[0]:
-        if key != "pods_per_second":
+        if key not in ("pods_per_second", "curve"):
             result[f"{key}_median"] = statistics.median(r[key] for r in runs)
     result["peak_rss_bytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     out = args.out or RESULTS / f"preemption_basic_{args.nodes}.json"

@@ -6,7 +6,13 @@ import pytest
 
 from ksched import SchedulingEvent
 from ksched.bench import Throughput
-from ksched.bench._metrics import Collector, histogram_data, percentile, throughput_samples
+from ksched.bench._metrics import (
+    Collector,
+    histogram_data,
+    percentile,
+    throughput_samples,
+    unsampled,
+)
 
 
 def test_percentile_is_upstreams_ceil_index() -> None:
@@ -36,6 +42,17 @@ def test_an_empty_window_repeats_the_next_sample() -> None:
 def test_ticks_before_any_bind_are_not_samples() -> None:
     binds = [2.5] * 5 + [3.5] * 7
     assert throughput_samples(binds, start=0.0, end=4.0) == [7.0]
+
+
+def test_binds_after_the_last_tick_are_unsampled() -> None:
+    # PreemptionBasic's shape: a few pods early, the burst in the last 0.7 s. The ticks at
+    # 1..3 sample 11 pods; the 900 after t=3 are in no sample.
+    binds = [0.5] + [1.5] * 4 + [2.5] * 6 + [3.3 + i / 10_000 for i in range(900)]
+    end = binds[-1]
+    assert throughput_samples(binds, start=0.0, end=end) == [4.0, 6.0]
+    assert unsampled(binds, 0.0, end) == 900
+    # A bind exactly on the last tick is counted by it.
+    assert unsampled([0.5, 1.0, 2.0], 0.0, 2.0) == 0
 
 
 def test_summary_and_short_run_fallback() -> None:

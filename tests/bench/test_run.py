@@ -53,6 +53,8 @@ KEYS = [
     "throughput",
     "attemptLatencySeconds",
     "peakRssBytes",
+    "measuredSeconds",
+    "unsampledPods",
     "threshold",
 ]
 

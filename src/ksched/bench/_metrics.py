@@ -27,6 +27,7 @@ __all__ = [
     "peak_rss_bytes",
     "percentile",
     "throughput_samples",
+    "unsampled",
 ]
 
 SAMPLE_INTERVAL = 1.0
@@ -74,6 +75,15 @@ def throughput_samples(
                 last_count, last_time, skipped = scheduled, tick, 0
         tick += interval
     return samples
+
+
+def unsampled(bind_times: Sequence[float], start: float, end: float) -> int:
+    """How many binds fall after the last whole 1 s tick of ``start``..``end``: no sample
+    sees them (upstream's collector stops with the measured op). A workload whose pods
+    bind in a burst at its end (PreemptionBasic: every pod preempts first, then all bind)
+    can leave most of them there."""
+    last_tick = start + math.floor((end - start) / SAMPLE_INTERVAL + 1e-9) * SAMPLE_INTERVAL
+    return sum(1 for t in bind_times if t > last_tick)
 
 
 def _bucket_quantile(q: float, bounds: Sequence[float], counts: Sequence[float]) -> float:

@@ -28,7 +28,14 @@ from ._barrier import wait_barrier
 from ._delete import DeletePods, delete_pods
 from ._dra import CreateResourceDriver, resource_slices
 from ._errors import WorkloadError
-from ._metrics import Collector, Throughput, histogram_data, peak_rss_bytes, percentile
+from ._metrics import (
+    Collector,
+    Throughput,
+    histogram_data,
+    peak_rss_bytes,
+    percentile,
+    unsampled,
+)
 from ._steady import SIGNATURE_LABEL, create_steadily, signature_value
 from ._template import ObjectTemplate
 from ._testcase import MetricThreshold
@@ -101,6 +108,8 @@ class RunResult:
     """The workload's threshold on another metric than throughput, when ksched records it."""
     metric_data: Mapping[str, float] | None = None
     """That metric's data items over the measured window, in ms (None: not observed)."""
+    unsampled_pods: int = 0
+    """Measured pods bound after the last 1 s tick, which no throughput sample counts."""
 
 
 def _kind(obj: KubeObject) -> str:
@@ -528,6 +537,7 @@ async def run_plan(
         batched_pods=batched if running.opportunistic_batching else None,
         metric_threshold=chosen if runner.metrics is not None else None,
         metric_data=runner.metric_data,
+        unsampled_pods=unsampled(binds, start, end),
     )
 
 

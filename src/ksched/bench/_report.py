@@ -32,6 +32,8 @@ def to_json(result: RunResult) -> dict[str, Any]:
             "perc99": _round(result.latency_p99),
         },
         "peakRssBytes": result.peak_rss_bytes,
+        "measuredSeconds": _round(result.measured_seconds, 3),
+        "unsampledPods": result.unsampled_pods,
     }
     if result.threshold is not None:
         t = result.threshold
@@ -107,6 +109,12 @@ def print_table(results: Sequence[RunResult]) -> None:
             notes.append(
                 f"{label}: measured phase shorter than two 1 s windows "
                 f"({r.measured_seconds:.2f}s); throughput is the overall rate"
+            )
+        if t.samples and 4 * r.unsampled_pods > r.measured_pods:
+            notes.append(
+                f"{label}: {r.unsampled_pods} of {r.measured_pods} measured pods bound after "
+                "the last 1 s window, which no sample counts; measured pods over measured "
+                f"seconds: {r.measured_pods / r.measured_seconds:.1f} pods/s"
             )
         if r.latency_estimated:
             notes.append(

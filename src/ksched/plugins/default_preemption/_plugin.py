@@ -70,6 +70,7 @@ from ._pdb import disruptions_allowed, filter_pods_with_pdb_violation
 from ._visit_cache import Outcome, VisitCache, preemptor_key
 from ._visit_rows import (
     CANDIDATE,
+    FAILED,
     UNKNOWN,
     RowPlane,
     VisitRows,
@@ -485,8 +486,10 @@ class DefaultPreemption:
         """The visit of :meth:`dry_run_preemption` over every table row from ``offset``
         (no budgets): outcomes kept in ``plane`` are read as arrays, the other nodes are
         visited in order until ``num_candidates`` candidates precede them. Returns the
-        candidates and the failed nodes (None: passed over) up to the last candidate
-        needed, as the node-by-node visit gives them."""
+        candidates and the failed nodes up to the last candidate needed, as the
+        node-by-node visit gives them, except that the nodes passed over are listed
+        (with None) only when there is no candidate: ``dry_run_preemption`` skips them
+        otherwise."""
         nodes = table.infos
         n = len(nodes)
         index = table.index
@@ -574,7 +577,9 @@ class DefaultPreemption:
         # Kept candidates by row; the nodes visited now put in at their positions.
         candidates: list[Candidate] = list(map(plane.candidates.__getitem__, rows.tolist()))
         failed: list[tuple[NodeInfo, Status | None]] = []
-        rest = np.flatnonzero(~is_candidate[:end])
+        # With candidates in hand the nodes passed over are left out (nobody reads them):
+        # late in a run of preemptors they are nearly the whole table, every time.
+        rest = np.flatnonzero(kind_at[:end] == FAILED if len(at) else ~is_candidate[:end])
         for pos, row in zip(rest.tolist(), order[rest].tolist(), strict=True):
             found = visited.get(pos)
             if found is None:
