@@ -59,6 +59,11 @@ class LeaderElector:
         ns, name = self.config.resource_namespace, self.config.resource_name
         return f"/apis/coordination.k8s.io/v1/namespaces/{ns}/leases/{name}"
 
+    @property
+    def release_timeout(self) -> float:
+        """The most :meth:`release` waits for the API server (retryPeriod)."""
+        return self.config.retry_period
+
     def is_leader(self) -> bool:
         """Held now: renewed less than renewDeadline ago (checked before every write)."""
         return (
@@ -166,7 +171,7 @@ class LeaderElector:
         self._renewed_at = None
         if not was_leader:
             return
-        with anyio.move_on_after(self.config.retry_period):
+        with anyio.move_on_after(self.release_timeout):
             try:
                 lease = await self._get()
                 if (
