@@ -77,3 +77,23 @@ async def test_no_connection_fault_is_fatal(
         code = await anyio.to_thread.run_sync(replica.p.wait, 20)
         tg.cancel_scope.cancel()
     assert code == 0, replica.tail()
+
+
+async def test_a_server_name_that_does_not_resolve_is_waited_out(
+    tmp_path: Path, replicas: list[Replica], anyio_backend: str
+) -> None:
+    """DNS failure: the process keeps trying (health port up, not ready) and leaves on
+    SIGTERM with status 0."""
+    kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", "https://ksched-test.invalid:6443")
+    config = write_config(tmp_path / "c.yaml", "dns", kubeconfig)
+    replica = Replica(config, tmp_path, "dns", anyio_backend)
+    replicas.append(replica)
+    await poll(replica.ready.exists, 20, "health port up")
+    # a request's retries spent (about 6 s), then the wait goes on: logged, still running
+    await poll(lambda: "API server unreachable" in replica.log.read_text(), 30, "logged")
+    assert "ConnectError" in replica.log.read_text()
+    assert replica.p.poll() is None, replica.tail()
+    status, body = await replica.get("/readyz")
+    assert status == 500 and "caches not synced" in body
+    replica.p.send_signal(signal.SIGTERM)
+    assert await anyio.to_thread.run_sync(replica.p.wait, 10) == 0, replica.tail()

@@ -344,8 +344,11 @@ class KubeCluster:
         cordoned, or a NoSchedule/NoExecute taint the pod does not tolerate), or None.
 
         Checked right before a bind goes on the wire, so a binding cycle that waited in
-        the backlog does not bind to a node changed since its scheduling cycle.
+        the backlog does not bind to a node changed since its scheduling cycle. A store
+        that watches no nodes (the extender's binder) checks nothing.
         """
+        if "Node" not in self.reflectors:
+            return None  # nodes not watched (a bind-only store): nothing to check against
         node = self.cache.get_node(node_name)
         if node is None:
             return f'node "{node_name}" not found'
