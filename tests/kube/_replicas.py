@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import subprocess
 import sys
@@ -42,7 +43,9 @@ def write_config(
 class Replica:
     """One ``ksched run`` process; its stderr is kept in ``<tag>.log``."""
 
-    def __init__(self, config: Path, tmp: Path, tag: str, backend: str = "asyncio") -> None:
+    def __init__(
+        self, config: Path, tmp: Path, tag: str, backend: str = "asyncio", *, verbose: bool = False
+    ) -> None:
         self.ready = tmp / f"{tag}.port"
         self.log = tmp / f"{tag}.log"
         env = {
@@ -53,7 +56,15 @@ class Replica:
         cmd = [sys.executable, "-c", "from ksched.cli import main; raise SystemExit(main())"]
         with open(self.log, "wb") as err:
             self.p = subprocess.Popen(
-                [*cmd, "run", "--config", str(config), "--health-address", "127.0.0.1:0"],
+                [
+                    *cmd,
+                    "run",
+                    "--config",
+                    str(config),
+                    "--health-address",
+                    "127.0.0.1:0",
+                    *(["-v"] if verbose else []),
+                ],
                 env=env,
                 stdout=subprocess.DEVNULL,
                 stderr=err,
@@ -65,6 +76,15 @@ class Replica:
         async with httpx.AsyncClient(verify=False, timeout=5) as http:
             r = await http.get(f"https://127.0.0.1:{port}{path}", headers=headers)
         return r.status_code, r.text
+
+    def first_bind_at(self) -> float | None:
+        """The wall-clock time of this replica's first logged bind (``verbose``), or None."""
+        for line in self.log.read_text(errors="replace").splitlines():
+            if "Successfully bound pod to node" in line:
+                stamp = line.split(" ", 1)[0].removeprefix("ts=")
+                when = dt.datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%S.%fZ")
+                return when.replace(tzinfo=dt.UTC).timestamp()
+        return None
 
     def tail(self) -> str:
         return self.log.read_text(errors="replace")[-3000:]
