@@ -158,7 +158,8 @@ class BindingCycle:
             by_extender if by_extender is not None else await fw.run_bind(state, assumed, node_name)
         )
         if status.code is Code.ERROR:  # schedule_one.go bind: "binding rejected: %w"
-            where = f'running Bind plugin "{status.plugin}": ' if status.plugin else ""
+            named = status.plugin and not status.message.startswith("running ")
+            where = f'running Bind plugin "{status.plugin}": ' if named else ""
             status = Status(
                 Code.ERROR, (f"binding rejected: {where}{status.message}",), plugin=status.plugin
             )
