@@ -10,6 +10,8 @@ a watch. Schedulers alternate round by round; the medians are reported.
     python benchmarks/kube_backlog.py --shape 500x3000 --shape 5000x10000 --rounds 3
     python benchmarks/kube_backlog.py --baseline-src /tmp/ksched-before/src   # + that ksched
 
+With ``--ceiling`` the bare client of benchmarks/drain_ceiling.py (the same binds, no
+scheduling, ksched's HTTP path) runs too: the most binds per second this apiserver gives.
 With ``--baseline-src`` a third scheduler, ``ksched-baseline``, runs ksched from that source
 tree (e.g. ``git archive <commit> src | tar -x -C DIR``), interleaved with the other two.
 
@@ -182,6 +184,25 @@ def _start_ksched(
     )
 
 
+def _start_ceiling(plane: ControlPlane, tmp: Path, nodes: int, pods: int, in_flight: int) -> Any:
+    """benchmarks/drain_ceiling.py: the same binds with no scheduling at all."""
+    kubeconfig = plane.kubeconfig(tmp / "kubeconfig")
+    log = open(tmp / "ceiling.log", "wb")  # noqa: SIM115  # the process owns it
+    script = HERE / "drain_ceiling.py"
+    return lambda: subprocess.Popen(
+        [
+            sys.executable,
+            str(script),
+            f"--kubeconfig={kubeconfig}",
+            f"--nodes={nodes}",
+            f"--pods={pods}",
+            f"--in-flight={in_flight}",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=log,
+    )
+
+
 def _start_kube_scheduler(plane: ControlPlane, tmp: Path, qps: int, burst: int) -> Any:
     assets = assets_dir()
     assert assets is not None
@@ -209,7 +230,13 @@ def _start_kube_scheduler(plane: ControlPlane, tmp: Path, qps: int, burst: int) 
 
 
 def one_round(
-    scheduler: str, nodes: int, pods: int, qps: int, burst: int, baseline: str | None = None
+    scheduler: str,
+    nodes: int,
+    pods: int,
+    qps: int,
+    burst: int,
+    baseline: str | None = None,
+    in_flight: int = 8,
 ) -> dict[str, Any]:
     plane = ControlPlane().start()
     try:
@@ -220,6 +247,8 @@ def one_round(
                 starter = _start_ksched(plane, tmp, qps, burst)
             elif scheduler == "ksched-baseline":
                 starter = _start_ksched(plane, tmp, qps, burst, baseline)
+            elif scheduler == "ceiling":
+                starter = _start_ceiling(plane, tmp, nodes, pods, in_flight)
             else:
                 starter = _start_kube_scheduler(plane, tmp, qps, burst)
             timeout = max(120.0, pods / 20)
@@ -235,6 +264,14 @@ def main() -> int:
     parser.add_argument("--qps", type=int, default=5000)
     parser.add_argument("--burst", type=int, default=5000)
     parser.add_argument("--baseline-src", help="also run ksched from this src/ tree")
+    parser.add_argument(
+        "--ceiling",
+        action="store_true",
+        help="also run benchmarks/drain_ceiling.py: binds with no scheduling (the ceiling)",
+    )
+    parser.add_argument(
+        "--ceiling-in-flight", type=int, default=8, help="the ceiling's requests at once"
+    )
     args = parser.parse_args()
     why = missing()
     if why is not None:
@@ -252,11 +289,21 @@ def main() -> int:
         names = ["ksched", "kube-scheduler"]
         if args.baseline_src:
             names.insert(1, "ksched-baseline")
+        if args.ceiling:
+            names.insert(0, "ceiling")
         runs: dict[str, list[dict[str, Any]]] = {name: [] for name in names}
         for r in range(args.rounds):
             order = names if r % 2 == 0 else names[::-1]
             for scheduler in order:
-                run = one_round(scheduler, nodes, pods, args.qps, args.burst, args.baseline_src)
+                run = one_round(
+                    scheduler,
+                    nodes,
+                    pods,
+                    args.qps,
+                    args.burst,
+                    args.baseline_src,
+                    args.ceiling_in_flight,
+                )
                 print(f"{shape} round {r + 1} {scheduler}: {run}", flush=True)
                 runs[scheduler].append(run)
         medians = {
@@ -269,6 +316,9 @@ def main() -> int:
             "median_pods_per_second": medians,
             "ksched_over_kube_scheduler": round(ratio, 2) if ratio else None,
         }
+        if args.ceiling and medians["ceiling"]:
+            share = medians["ksched"] / medians["ceiling"]
+            results["shapes"][shape]["ksched_over_ceiling"] = round(share, 2)
         if args.baseline_src and medians["ksched-baseline"]:
             speedup = medians["ksched"] / medians["ksched-baseline"]
             results["shapes"][shape]["ksched_over_baseline"] = round(speedup, 2)

@@ -192,6 +192,12 @@ class ControlPlane:
     def stop_apiserver(self) -> None:
         _stop(self.apiserver)
 
+    def kill_apiserver(self) -> None:
+        """kill -9: no graceful close of its connections or watches."""
+        if self.apiserver is not None and self.apiserver.poll() is None:
+            self.apiserver.kill()
+            self.apiserver.wait(5)
+
     def stop(self) -> None:
         _stop(self.apiserver)
         _stop(self.etcd)

@@ -12,6 +12,7 @@ import pytest
 from ksched.kube import KubeClient, KubeConfig, TokenBucket
 
 from ._plane import TOKEN, ControlPlane, missing, node_manifest, node_status, pod_manifest
+from ._replicas import Replica
 
 _names = itertools.count()
 
@@ -117,3 +118,12 @@ async def api(plane: ControlPlane) -> AsyncIterator[Api]:
 
 def http_client(server: str, **options: Any) -> httpx.AsyncClient:
     return kube_config(server).http_client(**options)
+
+
+@pytest.fixture
+def replicas() -> Iterator[list[Replica]]:
+    """``ksched run`` processes a test starts; each is killed at its end."""
+    started: list[Replica] = []
+    yield started
+    for replica in started:
+        replica.stop()

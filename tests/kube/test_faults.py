@@ -5,7 +5,11 @@ Each test here owns its control plane (it restarts or compacts it).
 
 from __future__ import annotations
 
+import signal
+import time
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import anyio
 import httpx
@@ -14,7 +18,9 @@ import pytest
 from ksched import Scheduler, load_config
 from ksched.kube import ApiError, KubeClient, KubeCluster, TokenBucket
 
-from ._plane import ControlPlane, missing
+from ._invariants import assert_drained
+from ._plane import ControlPlane, missing, pod_manifest
+from ._replicas import Replica, nodes_of, poll, write_config
 from ._support import (
     ChaosProxy,
     RecordingTransport,
@@ -279,3 +285,108 @@ async def _posted(api: Api, path: str, body: dict[str, object]) -> bool:
     except ApiError as exc:
         return exc.status == 409
     return True
+
+
+HOSTILE: dict[str, dict[str, Any]] = {
+    # requests no node can hold
+    "absurd-cpu": {"resources": {"requests": {"cpu": "999999999"}}},
+    "absurd-memory": {"resources": {"requests": {"memory": "900Pi"}}},
+    # a pod with very many containers, each a little request
+    "many-containers": {"containers": 60},
+    # a label selector nothing matches, and a huge annotation
+    "nowhere": {"nodeSelector": {"ksched-test": "no-such-node"}},
+    "big-annotation": {"annotation": "x" * 200_000},
+}
+"""Pods a hostile or careless client may create: the unschedulable ones stay pending."""
+
+
+def _hostile_pod(name: str, ns: str, scheduler: str, how: dict[str, Any]) -> dict[str, Any]:
+    pod = pod_manifest(name, ns, scheduler=scheduler, node_selector={"ksched-test": ns})
+    container = pod["spec"]["containers"][0]
+    if "resources" in how:
+        container["resources"]["requests"].update(how["resources"]["requests"])
+    if "containers" in how:
+        pod["spec"]["containers"] = [
+            {**container, "name": f"c{i}", "resources": {"requests": {"cpu": "1m"}}}
+            for i in range(how["containers"])
+        ]
+    if "nodeSelector" in how:
+        pod["spec"]["nodeSelector"] = how["nodeSelector"]
+    if "annotation" in how:
+        pod["metadata"]["annotations"] = {"example.com/blob": how["annotation"]}
+    return pod
+
+
+async def test_apiserver_kill_9_mid_drain_with_hostile_pods(
+    private_plane: ControlPlane, tmp_path: Path, replicas: list[Replica], anyio_backend: str
+) -> None:
+    """`ksched run` drains 300 pods (and meets hostile ones) while the apiserver is
+    killed with SIGKILL and restarted: every schedulable pod bound once, none of the
+    others, no node over its resources, the process serving throughout."""
+    ns = f"kill9-{anyio_backend}"
+    name = f"ksched-{ns}"
+    http_admin, api = await _admin(private_plane, ns)
+    async with http_admin:
+        await api.create_namespace(ns)
+        for i in range(4):
+            await api.create_node(f"{ns}-n{i}", cpu="8", memory="32Gi", pods=110)
+        for hostile, how in HOSTILE.items():
+            await api.client.request(
+                "POST",
+                f"/api/v1/namespaces/{ns}/pods",
+                body=_hostile_pod(hostile, ns, name, how),
+            )
+        kubeconfig = private_plane.kubeconfig(tmp_path / "kubeconfig")
+        config = write_config(tmp_path / "c.yaml", ns, kubeconfig, qps=50)
+        replica = Replica(config, tmp_path, "a", anyio_backend)
+        replicas.append(replica)
+        for i in range(300):
+            await api.create_pod(f"p{i}", scheduler=name)
+        await poll(lambda: _bound_at_least(api, 60), 30, "the drain starts")
+        before = await _bound(api)
+        await anyio.to_thread.run_sync(private_plane.kill_apiserver)
+        await anyio.sleep(1.0)
+        restarted = time.monotonic()
+        first_bind: list[float] = []
+
+        async def first_bind_after() -> None:
+            # At 50 binds/s at most a few land between the count above and the kill:
+            # five more can only be binds to the restarted apiserver.
+            await poll(lambda: _bound_while_up(api, before + 5), 60, "binds after", 0.05)
+            first_bind.append(time.monotonic())
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(first_bind_after)
+            await anyio.to_thread.run_sync(private_plane.start_apiserver)
+            ready = time.monotonic()
+        recovery = first_bind[0] - ready
+        await poll(lambda: _bound_at_least(api, 300 + 2), 60, "every schedulable pod bound")
+        await anyio.sleep(1.0)  # nothing more binds
+        pods = await api.pods()
+        print(
+            f"\n{anyio_backend}: apiserver ready {ready - restarted:.2f}s after its restart; "
+            f"first bind {recovery:+.2f}s from ready"
+        )
+        assert replica.p.poll() is None, replica.tail()
+        assert await replica.get("/livez") == (200, "ok")
+        unbound = {p["metadata"]["name"] for p in pods if not p["spec"].get("nodeName")}
+        assert unbound == {"absurd-cpu", "absurd-memory", "nowhere"}
+        assert_drained([p for p in pods if p["spec"].get("nodeName")], await nodes_of(api))
+        assert recovery <= 5.0
+        replica.p.send_signal(signal.SIGTERM)
+        assert await anyio.to_thread.run_sync(replica.p.wait, 20) == 0, replica.tail()
+
+
+async def _bound(api: Api) -> int:
+    return sum(1 for p in await api.pods() if p["spec"].get("nodeName"))
+
+
+async def _bound_at_least(api: Api, count: int) -> bool:
+    return await _bound(api) >= count
+
+
+async def _bound_while_up(api: Api, count: int) -> bool:
+    try:
+        return await _bound_at_least(api, count)
+    except Exception:  # still down
+        return False

@@ -20,6 +20,7 @@ from ._run import RunOptions as RunOptions
 from ._run import resolve_kubeconfig as resolve_kubeconfig
 from ._run import run as run
 from ._store import KubeCluster as KubeCluster
+from ._store import NodeChangedError as NodeChangedError
 from ._store import NotLeaderError as NotLeaderError
 from ._writer import Writer as Writer
 
@@ -35,6 +36,7 @@ __all__ = [
     "LeaderElection",
     "LeaderElector",
     "LeadershipLostError",
+    "NodeChangedError",
     "NotLeaderError",
     "Reflector",
     "Resource",

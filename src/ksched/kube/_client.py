@@ -83,6 +83,19 @@ class TokenBucket:
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 
 
+def _decode(method: str, path: str, answer: bytes) -> Any:
+    """A success's JSON body; one that does not decode is a broken exchange (a proxy or
+    load balancer garbled it), retried like a connection fault."""
+    if not answer:
+        return None
+    try:
+        return json.loads(answer)
+    except ValueError as exc:
+        raise httpx.RemoteProtocolError(
+            f"{method} {path}: the answer is not JSON ({answer[:40]!r})"
+        ) from exc
+
+
 def _error(response: httpx.Response) -> ApiError:
     reason, message = response.reason_phrase, response.text[:500]
     try:
@@ -100,8 +113,9 @@ def _error(response: httpx.Response) -> ApiError:
 class KubeClient:
     """Requests to the API server through a caller's httpx client, rate-limited.
 
-    Retries 429 and 5xx answers and connection errors with jittered exponential backoff
-    (at most ``max_retries`` times, Retry-After honoured); other errors raise ApiError.
+    Retries 429 and 5xx answers, connection errors and success bodies that do not decode
+    with jittered exponential backoff (at most ``max_retries`` times, Retry-After
+    honoured); other errors raise ApiError, the last fault an httpx.TransportError.
     """
 
     http: httpx.AsyncClient
@@ -209,6 +223,8 @@ class KubeClient:
                         status, answer_headers, answer = await self._send(
                             method, path, content, params, headers
                         )
+                    if status < 300:
+                        decoded = _decode(method, path, answer)
                 except httpx.TransportError:
                     if metrics is not None:
                         metrics.attempt(ERROR_CODE, method, host, len(content or b""))
@@ -222,7 +238,7 @@ class KubeClient:
                 if metrics is not None:
                     metrics.attempt(str(status), method, host, len(content or b""))
                 if status < 300:
-                    return json.loads(answer) if answer else None
+                    return decoded
                 response = httpx.Response(status, headers=answer_headers, content=answer)
                 if status in RETRY_STATUSES and not last:
                     if metrics is not None:

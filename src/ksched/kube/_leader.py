@@ -7,9 +7,10 @@
 # does not succeed within renewDeadline loses the lease), release on cancel
 # (holderIdentity "", leaseDurationSeconds 1). Identity: cmd/kube-scheduler
 # "<hostname>_<uuid>".
-# ksched adds a write gate: a leader whose last successful renewal is renewDeadline old
-# stops at once (never later than upstream's renew window would), before leaseDuration
-# lets anyone else take over.
+# ksched also tries again right when an observed lease runs out (instead of at the next
+# jittered retry), and adds a write gate: a leader whose last successful renewal is
+# renewDeadline old stops at once (never later than upstream's renew window would),
+# before leaseDuration lets anyone else take over.
 """
 
 from __future__ import annotations
@@ -53,11 +54,18 @@ class LeaderElector:
     _observed_at: float = attrs.field(init=False, default=0.0)
     _renewed_at: float | None = attrs.field(init=False, default=None)
     _resource_version: str = attrs.field(init=False, default="")
+    _held_until: float | None = attrs.field(init=False, default=None)
+    """When the other holder's lease runs out, as last observed (loop time)."""
 
     @property
     def path(self) -> str:
         ns, name = self.config.resource_namespace, self.config.resource_name
         return f"/apis/coordination.k8s.io/v1/namespaces/{ns}/leases/{name}"
+
+    @property
+    def release_timeout(self) -> float:
+        """The most :meth:`release` waits for the API server (retryPeriod)."""
+        return self.config.retry_period
 
     def is_leader(self) -> bool:
         """Held now: renewed less than renewDeadline ago (checked before every write)."""
@@ -110,6 +118,7 @@ class LeaderElector:
         holder = spec.get("holderIdentity") or ""
         duration = float(spec.get("leaseDurationSeconds") or self.config.lease_duration)
         if holder and holder != self.identity and self._observed_at + duration > now:
+            self._held_until = self._observed_at + duration
             return False
         mine = holder == self.identity
         transitions = int(spec.get("leaseTransitions") or 0) + (0 if mine else 1)
@@ -130,18 +139,27 @@ class LeaderElector:
         return lease
 
     async def _attempt(self, limit: float) -> bool:
-        with anyio.move_on_after(limit):
+        with anyio.move_on_after(limit) as scope:
             try:
                 return await self.try_acquire_or_renew()
             except Exception as exc:  # network faults: this attempt failed
                 log.info("lease attempt failed: %r", exc)
+        if scope.cancelled_caught:
+            log.info("lease attempt timed out after %.1fs", limit)
         return False
 
     async def acquire(self) -> None:
         """Return once the lease is held (retries every retryPeriod, jittered)."""
         period = self.config.retry_period
-        while not await self._attempt(period):
-            await anyio.sleep(period * (1.0 + random.random() * (JITTER_FACTOR - 1.0)))
+        # An attempt may take up to renewDeadline (client-go bounds it only by the HTTP
+        # timeout): one cut short on a slow apiserver is work thrown away.
+        while not await self._attempt(self.config.renew_deadline):
+            delay = period * (1.0 + random.random() * (JITTER_FACTOR - 1.0))
+            held_until, self._held_until = self._held_until, None
+            if held_until is not None:
+                # Try again the moment the holder's lease runs out, if that comes first.
+                delay = min(delay, max(0.0, held_until - anyio.current_time()) + 0.01)
+            await anyio.sleep(delay)
         log.info("%s acquired lease %s", self.identity, self.path)
 
     async def _renew_loop(self) -> None:
@@ -154,7 +172,7 @@ class LeaderElector:
                 left = deadline - (anyio.current_time() - started)
                 if left <= 0 or not self.is_leader():
                     return
-                if await self._attempt(min(left, period)):
+                if await self._attempt(left):  # upstream: bounded by renewDeadline only
                     break
                 await anyio.sleep(
                     min(period, max(0.0, deadline - (anyio.current_time() - started)))
@@ -166,7 +184,7 @@ class LeaderElector:
         self._renewed_at = None
         if not was_leader:
             return
-        with anyio.move_on_after(self.config.retry_period):
+        with anyio.move_on_after(self.release_timeout):
             try:
                 lease = await self._get()
                 if (

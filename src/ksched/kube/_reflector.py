@@ -4,7 +4,10 @@
 # resourceVersion with allowWatchBookmarks and a random timeoutSeconds in
 # [5 min, 10 min); resume from the last seen resourceVersion after a closed watch; on
 # 410 Gone ("too old resource version") relist; on errors back off 800 ms doubling to
-# 30 s, jittered (wait.NewExponentialBackoffManager(800ms, 30s, 2m, 2.0, 1.0)).
+# 30 s, jittered, reset after 2 min without a backoff
+# (wait.NewExponentialBackoffManager(800ms, 30s, 2m, 2.0, 1.0)); watch/streamwatcher.go:
+# a watch stream that breaks (EOF, reset, a body that does not decode) just ends that
+# watch, and the next one starts at once.
 # Relist = DeltaFIFO.Replace: adds, updates, and deletes of keys the list no longer holds.
 # pkg/scheduler/scheduler.go newPodInformer: pods in phase Succeeded/Failed are not read.
 """
@@ -31,6 +34,8 @@ __all__ = ["RESOURCES", "Reflector", "Resource"]
 log = logging.getLogger("ksched.kube")
 
 MIN_WATCH_TIMEOUT = 300.0
+BACKOFF_RESET = 120.0
+"""The backoff starts over after this long without one (the backoff manager's reset)."""
 PAGE_SIZE = 500
 
 
@@ -141,6 +146,8 @@ class Reflector:
     """How many times a full list ran (1 + relists)."""
     initial_backoff: float = 0.8
     max_backoff: float = 30.0
+    watch_events: int = -1
+    """Events the current watch delivered (-1: none started)."""
     _bad: set[str] = attrs.field(factory=set)
 
     def _params(self) -> dict[str, str]:
@@ -229,24 +236,26 @@ class Reflector:
             timeoutSeconds=str(int(timeout)),
         )
         events = self.client.stream(self.resource.path, params, timeout=timeout + 30.0)
+        self.watch_events = 0
         async with aclosing(events) as stream:  # type: ignore[type-var]  # async generator
             async for event in stream:
+                self.watch_events += 1
                 self._handle(event)
 
     async def run(self) -> None:
         """List and watch until cancelled; never raises for API or network faults."""
-        backoff = self.initial_backoff
+        backoff, last_backoff = self.initial_backoff, anyio.current_time()
         must_list = True
         while True:
+            started, version = anyio.current_time(), self.resource_version
+            self.watch_events = -1  # a list, until the watch starts
             try:
                 if must_list:
                     await self.list()
                     must_list = False
-                started, version = anyio.current_time(), self.resource_version
+                    started, version = anyio.current_time(), self.resource_version
                 await self.watch()
                 lasted = anyio.current_time() - started
-                if lasted > 120.0:
-                    backoff = self.initial_backoff
                 if lasted >= 1.0 or self.resource_version != version:
                     continue
                 # reflector.go: a very short watch that delivered nothing is an error.
@@ -260,7 +269,24 @@ class Reflector:
                     must_list = True
                     continue
                 log.warning("%s: list/watch failed: %s", self.resource.kind, exc)
-            except (httpx.HTTPError, ValueError, KeyError) as exc:
+            except httpx.TransportError as exc:
+                if self._was_open(exc, started):
+                    # streamwatcher.go: a watch stream that breaks is a closed watch:
+                    # watch again from the last resourceVersion at once.
+                    log.info("%s: watch closed: %r", self.resource.kind, exc)
+                    continue
                 log.warning("%s: list/watch failed: %r", self.resource.kind, exc)
+            except Exception as exc:  # a body that is not what the API serves
+                log.warning("%s: list/watch failed: %r", self.resource.kind, exc)
+            now = anyio.current_time()
+            if now - last_backoff > BACKOFF_RESET:
+                backoff = self.initial_backoff
             await anyio.sleep(backoff * (1.0 + random.random()))
-            backoff = min(backoff * 2.0, self.max_backoff)
+            backoff, last_backoff = min(backoff * 2.0, self.max_backoff), anyio.current_time()
+
+    def _was_open(self, exc: httpx.TransportError, started: float) -> bool:
+        """Whether ``exc`` broke a watch the server had opened (not a connection that
+        never opened, nor a list): it delivered events or stayed open for a second."""
+        if isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout) or self.watch_events < 0:
+            return False
+        return self.watch_events > 0 or anyio.current_time() - started >= 1.0

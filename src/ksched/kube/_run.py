@@ -2,7 +2,8 @@
 
 # cmd/kube-scheduler/app/server.go: informers start before the election, only the
 # leader schedules, losing the lease ends the process; cmd/kube-scheduler/app/options
-# createClients: events go through their own client (own rate limiter, same qps/burst).
+# createClients: events and leader election go through their own clients (own rate
+# limiters, same qps/burst).
 """
 
 from __future__ import annotations
@@ -41,7 +42,8 @@ class RunOptions:
     health_host: str = "127.0.0.1"
     health_port: int = 10259
     grace: float = 5.0
-    """Seconds binding cycles get to finish on shutdown."""
+    """Seconds from SIGTERM to the lease released: binding cycles get to finish within it,
+    less the release's own bound (retryPeriod) when leader election is on."""
     http: Callable[[KubeConfig], httpx.AsyncClient] | None = None
     """Build the HTTP client (tests interpose a proxy or a recording transport)."""
     ready_file: str | None = None
@@ -93,6 +95,7 @@ async def run(config: SchedulerConfig, kube: KubeConfig, options: RunOptions) ->
         make_http(kube) as watch_http,
         make_http(kube) as event_http,
         make_http(kube) as auth_http,
+        make_http(kube) as lease_http,
         anyio.create_task_group() as tg,
     ):
         metrics = SchedulerMetrics()
@@ -103,7 +106,21 @@ async def run(config: SchedulerConfig, kube: KubeConfig, options: RunOptions) ->
         event_client = KubeClient(
             event_http, TokenBucket(conn.qps, conn.burst), metrics=rest_metrics
         )
-        elector = LeaderElector(client, election) if election.leader_elect else None
+        # Leader election has its own connection, queue and rate limit (upstream's
+        # leaderElectionClient): a renewal never waits behind the binding backlog.
+        elector = (
+            LeaderElector(
+                KubeClient(lease_http, TokenBucket(conn.qps, conn.burst), metrics=rest_metrics),
+                election,
+            )
+            if election.leader_elect
+            else None
+        )
+        # On SIGTERM the lease is released within the grace period: binding cycles get
+        # what the release does not need.
+        binding_grace = (
+            options.grace if elector is None else max(0.0, options.grace - elector.release_timeout)
+        )
         may_write = elector.is_leader if elector is not None else (lambda: True)
         health = HealthServer(
             live={"ping": lambda: None, "leaderElection": state.lease_check(elector)},
@@ -144,8 +161,8 @@ async def run(config: SchedulerConfig, kube: KubeConfig, options: RunOptions) ->
                             inner.start_soon(state.watchdog)
                             await stop.wait()
                             inner.cancel_scope.cancel()
-                        log.info("shutting down: binding cycles get %.0fs", options.grace)
-                        await scheduler.aclose(options.grace)
+                        log.info("shutting down: binding cycles get %.1fs", binding_grace)
+                        await scheduler.aclose(binding_grace)
                     state.scheduler = None
 
                 try:

@@ -39,6 +39,7 @@ from ..api import (
     ReplicationController,
     Service,
     StatefulSet,
+    Taint,
 )
 from ..cluster import ClusterListener, EventRecorder, InMemoryCluster, SyncBinder, object_key
 from ..cluster._store import VolumeUpdateError
@@ -46,13 +47,26 @@ from ._client import ApiError, ApiNotFoundError, ConflictError, KubeClient
 from ._reflector import RESOURCES, Reflector, Resource
 from ._writer import Writer, micro_time
 
-__all__ = ["KubeCluster", "NotLeaderError"]
+__all__ = ["KubeCluster", "NodeChangedError", "NotLeaderError"]
 
 log = logging.getLogger("ksched.kube")
 
 
 class NotLeaderError(KschedError, RuntimeError):
     """A write was refused because this scheduler does not hold the lease."""
+
+
+class NodeChangedError(KschedError, RuntimeError):
+    """A bind was refused before it was sent: the node was deleted, cordoned or tainted
+    since the pod was placed on it."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+_UNSCHEDULABLE = Taint(key="node.kubernetes.io/unschedulable", effect="NoSchedule")
+"""nodeunschedulable.go: a pod that tolerates this taint may go to a cordoned node."""
 
 
 @attrs.define(eq=False)
@@ -296,8 +310,16 @@ class KubeCluster:
             NotFoundError: the pod is gone (404).
             ConflictError: the pod changed or is bound elsewhere (409).
             NotLeaderError: the lease is not held.
+            NodeChangedError: the node was deleted, cordoned or tainted meanwhile.
         """
-        guard = self._guard(f"binding pod {pod.key}")
+        leader = self._guard(f"binding pod {pod.key}")
+
+        def guard() -> None:
+            leader()
+            problem = self.node_refuses(pod, node_name)
+            if problem is not None:
+                raise NodeChangedError(problem)
+
         body = {
             "apiVersion": "v1",
             "kind": "Binding",
@@ -316,6 +338,29 @@ class KubeCluster:
             if meta.get("uid") != pod.metadata.uid or spec.get("nodeName") != node_name:
                 raise
         self.binds += 1
+
+    def node_refuses(self, pod: Pod, node_name: str) -> str | None:
+        """Why ``node_name`` may no longer take ``pod`` as the watch shows it now (deleted,
+        cordoned, or a NoSchedule/NoExecute taint the pod does not tolerate), or None.
+
+        Checked right before a bind goes on the wire, so a binding cycle that waited in
+        the backlog does not bind to a node changed since its scheduling cycle. A store
+        that watches no nodes (the extender's binder) checks nothing.
+        """
+        if "Node" not in self.reflectors:
+            return None  # nodes not watched (a bind-only store): nothing to check against
+        node = self.cache.get_node(node_name)
+        if node is None:
+            return f'node "{node_name}" not found'
+        tolerations = pod.spec.tolerations
+        if node.spec.unschedulable and not any(t.tolerates(_UNSCHEDULABLE) for t in tolerations):
+            return f'node "{node_name}": node(s) were unschedulable'
+        for taint in node.spec.taints:
+            if taint.effect in ("NoSchedule", "NoExecute") and not any(
+                t.tolerates(taint) for t in tolerations
+            ):
+                return f'node "{node_name}": node(s) had untolerated taint {taint}'
+        return None
 
     async def update_volume(self, obj: PersistentVolume | PersistentVolumeClaim) -> None:
         """VolumeBinding's PreBind write (binder.go bindAPIUpdate): a PV's claimRef and

@@ -10,7 +10,7 @@ from typing import Any
 
 from ..api import Pod
 from ..cluster import SyncBinder
-from ..framework import CycleState, Handle, Status
+from ..framework import Code, CycleState, Handle, Status
 
 __all__ = ["DefaultBinder"]
 
@@ -31,7 +31,16 @@ class DefaultBinder:
         return cls(handle)
 
     async def bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
-        await self._handle.cluster.bind(pod, node_name)
+        """An API server's refusal (an error with a ``message``, as the kube store's)
+        becomes an Error status with the server's own words (upstream's
+        ``framework.AsStatus(err)``); other errors raise."""
+        try:
+            await self._handle.cluster.bind(pod, node_name)
+        except Exception as exc:
+            message = getattr(exc, "message", None)
+            if not isinstance(message, str) or not message:
+                raise
+            return Status(Code.ERROR, (message,))
         return None
 
 

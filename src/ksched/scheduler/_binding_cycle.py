@@ -1,6 +1,8 @@
 """The binding cycle: from WaitOnPermit to PostBind, one task per pod where it can wait.
 
-# pkg/scheduler/schedule_one.go bindingCycle, handleBindingCycleError
+# pkg/scheduler/schedule_one.go bindingCycle, handleBindingCycleError; a Bind error
+# reads "binding rejected: running Bind plugin "<name>": <error>" and counts as an
+# attempt with result "error" (metrics.PodScheduleError).
 Each cycle that could wait (a Permit wait, an ``async`` PreBind, Bind or PostBind plugin,
 an extender) runs in the scheduler's binding task group, so the scheduling loop never waits
 for it; one whose plugins are all plain ``def`` cannot wait and runs in the scheduling loop
@@ -90,6 +92,8 @@ class BindingCycle:
             if not status.is_success:
                 if status.code is Code.SKIP:
                     status = Status(Code.ERROR, ("no bind plugin bound the pod",))
+                result = "unschedulable" if status.is_rejected else "error"
+                self.observer.outcome(result, fw.profile_name, attempt)
                 await self.failed(fw, state, qpi, placed, status, None)
                 return
             self._bound(fw, qpi, assumed, node_name, attempt)
@@ -100,6 +104,8 @@ class BindingCycle:
                 message = (
                     "binding cycle cancelled" if is_cancel(exc) else f"binding failed: {exc!r}"
                 )
+                if not is_cancel(exc):
+                    self.observer.outcome("error", fw.profile_name, attempt)
                 await self.failed(fw, state, qpi, placed, Status(Code.ERROR, (message,)), None)
             if is_cancel(exc) or not isinstance(exc, Exception):
                 raise
@@ -151,6 +157,12 @@ class BindingCycle:
         status = (
             by_extender if by_extender is not None else await fw.run_bind(state, assumed, node_name)
         )
+        if status.code is Code.ERROR:  # schedule_one.go bind: "binding rejected: %w"
+            named = status.plugin and not status.message.startswith("running ")
+            where = f'running Bind plugin "{status.plugin}": ' if named else ""
+            status = Status(
+                Code.ERROR, (f"binding rejected: {where}{status.message}",), plugin=status.plugin
+            )
         self.state.cache.finish_binding(assumed)
         attempt.point("Bind", status)
         return status
@@ -182,13 +194,22 @@ class BindingCycle:
         """Undo the assumption and requeue the pod. # schedule_one.go handleBindingCycleError"""
         st, assumed, node_name = self.state, placed.assumed, placed.node_name
         with anyio.CancelScope(shield=True):
-            if not st.cache.is_assumed(assumed.uid):
-                return
             current = st.cluster.get_pod(assumed.key)
-            if current is not None and current.spec.node_name:
+            if current is not None and current.spec.node_name == node_name:
                 return  # the bind went through after all
+            # Bound elsewhere (another binder won: 409) is a failure like any other: logged,
+            # a FailedScheduling Event, counted; the handler sees it bound and drops it.
+            # (The watch may have shown that binding already: the cache then holds the pod
+            # where it is, no longer assumed.)
+            assumed_now = st.cache.is_assumed(assumed.uid)
+            elsewhere = (
+                current is not None and current.uid == assumed.uid and bool(current.spec.node_name)
+            )
+            if not assumed_now and not elsewhere:
+                return
             await fw.run_unreserve(state, assumed, node_name)
-            st.cache.forget_pod(assumed)
+            if assumed_now:
+                st.cache.forget_pod(assumed)
             if status.is_rejected:
                 uid = assumed.uid
                 failure = Failure(status, fit_error=fit, clear_nomination=True)
