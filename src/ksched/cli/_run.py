@@ -8,14 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import anyio
-
 from .._errors import ConfigError
-from ..config import SchedulerConfig, load_config
-from ..kube import RunOptions, resolve_kubeconfig, run
-from ..observability._health import parse_address
-from ..observability._logging import configure_logging
-from ._serving import add_serving_flags, serving_options
+from ._serving import add_serving_flags
 
 __all__ = ["add_run_parser"]
 
@@ -59,6 +53,15 @@ def add_run_parser(sub: Any) -> None:
 
 
 def _command(args: argparse.Namespace) -> int:
+    # The connector is imported when it runs, not by `ksched --help`.
+    import anyio
+
+    from ..config import SchedulerConfig, load_config
+    from ..kube import RunOptions, resolve_kubeconfig, run
+    from ..observability._health import parse_address
+    from ..observability._logging import configure_logging
+    from ._serving import serving_options
+
     config = SchedulerConfig()
     if args.config:
         try:
