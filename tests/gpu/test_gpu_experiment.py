@@ -10,7 +10,7 @@ lines with its merge scripts' rules: the failed pods, the GPU milli in use after
 pod, a digest of the GPU milli in use after every pod (sha256 of the comma-joined numbers,
 first 16 hex digits), GPU allocation (%) at 50 and 130 % arrived, fragmentation (% of
 capacity) at 130 and the fragmentation ratio (% of idle) at 100. (gpuspec33 under DotProd,
-GpuPacking and BestFit match as well; benchmarks/results.d/wave10-gpu-trace.md has them.)
+GpuPacking and BestFit match as well; benchmarks/RESULTS.md has them.)
 """
 
 from __future__ import annotations
