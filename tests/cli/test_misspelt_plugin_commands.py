@@ -1,4 +1,4 @@
-"""``replay`` and ``extender serve`` name the configuration file, the field and the
+"""``replay``, ``extender serve`` and ``run`` name the configuration file, the field and the
 nearest registered plugin, as ``simulate`` does, and exit 2 before anything runs."""
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ profiles:
         ["replay", str(REPO / "examples/traces/small-day.jsonl.gz"), "--config"],
         ["replay", str(REPO / "examples/traces/small-day.jsonl.gz"), "--compare"],
         ["extender", "serve", "--http", "--listen", "127.0.0.1:0", "--config"],
+        ["run", "--kubeconfig", "/never/read", "--config"],  # refused before connecting
     ],
 )
 def test_a_misspelt_plugin_is_named_with_file_and_field(

@@ -56,10 +56,11 @@ def _command(args: argparse.Namespace) -> int:
     # The connector is imported when it runs, not by `ksched --help`.
     import anyio
 
-    from ..config import SchedulerConfig, load_config
+    from ..config import SchedulerConfig, check_plugin_names, load_config
     from ..kube import RunOptions, resolve_kubeconfig, run
     from ..observability._health import parse_address
     from ..observability._logging import configure_logging
+    from ._options import plugin_registry
     from ._serving import serving_options
 
     config = SchedulerConfig()
@@ -74,6 +75,10 @@ def _command(args: argparse.Namespace) -> int:
             if str(exc).startswith(args.config):
                 raise
             raise ConfigError(f"{args.config}: {exc}") from exc
+        try:  # a misspelt plugin is a configuration error now, not once leading
+            check_plugin_names(config, plugin_registry(()))
+        except ConfigError as exc:
+            raise ConfigError(f"{args.config}: {exc}") from None
     kube = resolve_kubeconfig(args.kubeconfig, config, args.master, args.context)
     host, port = parse_address(args.health_address)
     configure_logging(args.verbose, args.log_format, sys.stderr)
