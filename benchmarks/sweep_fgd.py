@@ -9,9 +9,10 @@ workloads x 10 seeds) on N workers is then projected, not run:
 
 with ``cell`` the measured cell's CPU seconds (a worker per core: no other work sharing
 it) and ``overhead`` the per-cell overhead ``benchmarks/sweep_overhead.py`` measured.
-That assumes every cell costs what the measured one does (cells of other policies and workloads cost
-23-40 s of CPU: "The FGD study on the openb trace" in RESULTS.md) and that the Dask scheduler keeps up (it
-hands out a task in about a millisecond: ~1 s for the whole grid).
+That assumes every cell costs what the measured one does (the 85 cells of the five
+deterministic policies at seed 42 cost 5.8-21.4 s of CPU, median 10.3 s: "The FGD study on
+every workload variant" in RESULTS.md) and that the Dask scheduler keeps up (it hands out a
+task in about a millisecond: ~1 s for the whole grid).
 
     python benchmarks/sweep_fgd.py [--policy FGD] [--workload default]
 """
