@@ -17,7 +17,7 @@ import attrs
 from .._errors import KschedError
 from ..config import SchedulerConfig, parse_config
 from ..config._scheduler_config import dump_config
-from ._errors import SpecError
+from ._errors import SpecError, reject_unknown_fields
 
 __all__ = ["Override", "apply_overrides", "parse_override"]
 
@@ -41,11 +41,7 @@ def parse_override(raw: Any, field: str) -> Override:
     """An override from ``{plugin, weight | scoringStrategy | args, profile?}``."""
     if not isinstance(raw, Mapping):
         raise SpecError(f"{field}: expected a mapping with plugin and weight/scoringStrategy/args")
-    unknown = sorted(set(raw) - _FIELDS)
-    if unknown:
-        raise SpecError(
-            f"{field}: {unknown[0]}: unknown field (known: {', '.join(sorted(_FIELDS))})"
-        )
+    reject_unknown_fields(raw, _FIELDS, field)
     plugin = raw.get("plugin")
     if not isinstance(plugin, str) or not plugin:
         raise SpecError(f"{field}.plugin: expected a plugin name")

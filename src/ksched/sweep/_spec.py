@@ -18,7 +18,7 @@ from typing import Any
 import attrs
 import yaml
 
-from ._errors import SpecError
+from ._errors import SpecError, reject_unknown_fields
 from ._overrides import Override, parse_override
 
 __all__ = ["KINDS", "Axis", "Cell", "ConfigChoice", "PlotSpec", "SpecError", "SweepSpec"]
@@ -152,11 +152,7 @@ def parse_spec(data: Any, path: Path) -> SweepSpec:
         raise SpecError(f"{where}: expected a mapping with kind: Sweep")
     if data.get("kind") != "Sweep":
         raise SpecError(f"{where}: kind: expected Sweep, got {data.get('kind')!r}")
-    unknown = sorted(set(data) - _FIELDS)
-    if unknown:
-        raise SpecError(
-            f"{where}: {unknown[0]}: unknown field (known: {', '.join(sorted(_FIELDS))})"
-        )
+    reject_unknown_fields(data, _FIELDS, where)
     kind = data.get("run")
     if kind not in KINDS:
         raise SpecError(f"{where}: run: expected one of {', '.join(KINDS)}, got {kind!r}")
@@ -309,9 +305,7 @@ def _config(raw: Any, base: Path, field: str) -> ConfigChoice:
         raw = {"file": raw}
     if not isinstance(raw, Mapping):
         raise SpecError(f"{field}: expected a file name or a mapping with file and overrides")
-    unknown = sorted(set(raw) - {"file", "overrides"})
-    if unknown:
-        raise SpecError(f"{field}: {unknown[0]}: unknown field (known: file, overrides)")
+    reject_unknown_fields(raw, ("file", "overrides"), field)
     file = raw.get("file")
     document = None
     if file is not None:
@@ -348,11 +342,7 @@ def _plot(raw: Any, index: int, axes: Sequence[str], base: Path, where: str) -> 
     field = f"{where}: plots[{index}]"
     if not isinstance(raw, Mapping):
         raise SpecError(f"{field}: expected a mapping with metric, x and file")
-    unknown = sorted(set(raw) - _PLOT_FIELDS)
-    if unknown:
-        raise SpecError(
-            f"{field}: {unknown[0]}: unknown field (known: {', '.join(sorted(_PLOT_FIELDS))})"
-        )
+    reject_unknown_fields(raw, _PLOT_FIELDS, field)
     for key in ("metric", "x", "file"):
         if not isinstance(raw.get(key), str) or not raw[key]:
             raise SpecError(f"{field}.{key}: expected a string")
