@@ -30,6 +30,8 @@ import anyio
 import anyio.abc
 import anyio.streams.tls
 
+from ._support import LoopbackProxy
+
 __all__ = ["FAULTS", "FaultProxy"]
 
 FAULTS = (
@@ -58,7 +60,7 @@ _ANSWERS = {
 }
 
 
-class FaultProxy:
+class FaultProxy(LoopbackProxy):
     """Forward 127.0.0.1:``port`` to the apiserver, breaking ``rate`` of new connections."""
 
     def __init__(
@@ -70,32 +72,18 @@ class FaultProxy:
         faults: tuple[str, ...] = FAULTS,
         seed: int = 0,
     ) -> None:
-        self.upstream_port = upstream_port
+        super().__init__(upstream_port)
         self.rate = rate
         self.faults = faults
-        self.port = 0
         self.counts: Counter[str] = Counter()
         self._rng = random.Random(seed)
-        self._scopes: set[anyio.CancelScope] = set()
         self._turn: list[str] = []
         self._tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         self._tls.load_cert_chain(cert_dir / "apiserver.crt", cert_dir / "apiserver.key")
 
-    async def serve(
-        self, *, task_status: anyio.abc.TaskStatus[int] = anyio.TASK_STATUS_IGNORED
-    ) -> None:
-        listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0)
-        async with listener:
-            self.port = int(listener.extra(anyio.abc.SocketAttribute.local_address)[1])
-            task_status.started(self.port)
-            await listener.serve(self._handle)
-
     def drop_all(self) -> int:
         """Cut every open connection (a partition); returns how many."""
-        scopes = list(self._scopes)
-        for scope in scopes:
-            scope.cancel()
-        return len(scopes)
+        return self.cut_all()
 
     def _pick(self) -> str:
         """``rate`` of the connections get a fault, the faults taken in turn (each one

@@ -74,6 +74,7 @@ def bound_count(cluster: KubeCluster, namespace: str) -> int:
 
 __all__ = [
     "ChaosProxy",
+    "LoopbackProxy",
     "RecordingTransport",
     "bound_count",
     "profile_config",
@@ -82,19 +83,14 @@ __all__ = [
 ]
 
 
-class ChaosProxy:
-    """A loopback TCP proxy that can cut every connection and delay traffic."""
+class LoopbackProxy:
+    """A listener on a free 127.0.0.1 port whose connections (each in a cancel scope the
+    subclass's ``_handle`` adds to ``_scopes``) can all be cut at once."""
 
-    def __init__(self, upstream_port: int, *, seed: int = 0) -> None:
+    def __init__(self, upstream_port: int) -> None:
         self.upstream_port = upstream_port
         self.port = 0
-        self.delay = 0.0
-        self.paused = False
-        self.drop_probability = 0.0
-        self._rng = random.Random(seed)
         self._scopes: set[anyio.CancelScope] = set()
-        self.connections = 0
-        self.dropped = 0
 
     async def serve(
         self, *, task_status: anyio.abc.TaskStatus[int] = anyio.TASK_STATUS_IGNORED
@@ -105,11 +101,32 @@ class ChaosProxy:
             task_status.started(self.port)
             await listener.serve(self._handle)
 
+    def cut_all(self) -> int:
+        """Cut every open connection (a partition, an LB reset); returns how many."""
+        scopes = list(self._scopes)
+        for scope in scopes:
+            scope.cancel()
+        return len(scopes)
+
+    async def _handle(self, client: anyio.abc.SocketStream) -> None:
+        raise NotImplementedError
+
+
+class ChaosProxy(LoopbackProxy):
+    """A loopback TCP proxy that can cut every connection and delay traffic."""
+
+    def __init__(self, upstream_port: int, *, seed: int = 0) -> None:
+        super().__init__(upstream_port)
+        self.delay = 0.0
+        self.paused = False
+        self.drop_probability = 0.0
+        self._rng = random.Random(seed)
+        self.connections = 0
+        self.dropped = 0
+
     def drop_all(self) -> None:
         """Cut every open connection (as a network partition or LB reset would)."""
-        for scope in list(self._scopes):
-            scope.cancel()
-        self.dropped += len(self._scopes)
+        self.dropped += self.cut_all()
 
     async def _pump(
         self, src: anyio.abc.ByteStream, dst: anyio.abc.ByteStream, scope: anyio.CancelScope
