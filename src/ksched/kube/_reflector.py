@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 import random
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import aclosing
 from typing import Any
 
@@ -27,7 +27,7 @@ import httpx
 from .._errors import ManifestError
 from ..api import read_object, validate_object
 from ..cluster import object_key
-from ._client import ApiError, KubeClient
+from ._client import ApiError, KubeClient, decode_json
 
 __all__ = ["RESOURCES", "Reflector", "Resource"]
 
@@ -37,6 +37,11 @@ MIN_WATCH_TIMEOUT = 300.0
 BACKOFF_RESET = 120.0
 """The backoff starts over after this long without one (the backoff manager's reset)."""
 PAGE_SIZE = 500
+OFF_LOOP_BYTES = 64 * 1024
+"""A watch event or list page this large is read (validated, turned into objects) in a
+worker thread: a megabyte object costs tens of milliseconds of Python, which would hold
+the loop (lease renewal, the scheduling cycle) for all of it; in a thread the loop runs
+between the interpreter's switch intervals. Smaller ones cost less than the hop."""
 
 
 @attrs.frozen(kw_only=True)
@@ -119,6 +124,16 @@ RESOURCES: tuple[Resource, ...] = (
 A group the server does not serve is skipped after discovery."""
 
 
+@attrs.frozen
+class _Event:
+    """A watch event read: its type, its raw object, and the object read from it
+    (for ADDED and MODIFIED; None when it did not read)."""
+
+    type: str
+    raw: Mapping[str, Any]
+    obj: Any | None
+
+
 class _Gone(Exception):
     """The resourceVersion to resume from is too old (410): relist."""
 
@@ -179,11 +194,12 @@ class Reflector:
         params["limit"] = str(PAGE_SIZE)
         seen: dict[str, tuple[str, Any, Mapping[str, Any]]] = {}
         while True:
-            body = await self.client.request("GET", self.resource.path, params=params)
-            for raw in body.get("items") or []:
-                obj = self._convert(raw)
-                if obj is not None:
-                    seen[object_key(obj)] = (raw["metadata"].get("resourceVersion", ""), obj, raw)
+            body, size = await self.client.request_sized("GET", self.resource.path, params=params)
+            items = body.get("items") or []
+            if size < OFF_LOOP_BYTES:
+                seen.update(self._read_items(items))
+            else:
+                seen.update(await anyio.to_thread.run_sync(self._read_items, items))
             meta = body.get("metadata") or {}
             token = meta.get("continue")
             if not token:
@@ -200,8 +216,37 @@ class Reflector:
         self.lists += 1
         self.synced.set()
 
+    def _read_items(
+        self, items: Sequence[Mapping[str, Any]]
+    ) -> dict[str, tuple[str, Any, Mapping[str, Any]]]:
+        """A list page's objects by key (what does not read is skipped), with their
+        resourceVersion and raw form; touches no state but the skipped-object log."""
+        out: dict[str, tuple[str, Any, Mapping[str, Any]]] = {}
+        for raw in items:
+            obj = self._convert(raw)
+            if obj is not None:
+                out[object_key(obj)] = (raw["metadata"].get("resourceVersion", ""), obj, raw)
+        return out
+
     def _handle(self, event: Mapping[str, Any]) -> None:
+        """Apply one decoded watch event to the store."""
+        self._apply_event(self._read_event(event))
+
+    def _read_event(self, event: Mapping[str, Any]) -> _Event:
+        """What a watch event says, its object read (the costly part, which touches no
+        state: it may run in a worker thread)."""
         kind, raw = event.get("type"), event.get("object") or {}
+        obj = self._convert(raw) if kind in ("ADDED", "MODIFIED") else None
+        return _Event(str(kind), raw, obj)
+
+    def _read_line(self, line: bytes) -> _Event | None:
+        """A watch event from its line: decoded and read; None for a line that is not
+        an object (the stream's end, or a proxy's noise)."""
+        event = decode_json(line)
+        return self._read_event(event) if isinstance(event, Mapping) else None
+
+    def _apply_event(self, event: _Event) -> None:
+        kind, raw = event.type, event.raw
         if kind == "ERROR":
             if raw.get("code") == 410 or raw.get("reason") in ("Expired", "Gone"):
                 raise _Gone(raw.get("message", "resource version too old"))
@@ -216,17 +261,18 @@ class Reflector:
             key = f"{ns}/{name}" if ns else name
             if self.versions.pop(key, None) is not None:
                 self.remove(self.resource.kind, key)
-        elif kind in ("ADDED", "MODIFIED"):
-            obj = self._convert(raw)
-            if obj is not None:
-                key = object_key(obj)
-                self.versions[key] = rv
-                self.apply(self.resource.kind, obj, raw)
+        elif event.obj is not None:
+            key = object_key(event.obj)
+            self.versions[key] = rv
+            self.apply(self.resource.kind, event.obj, raw)
         if rv:
             self.resource_version = rv
 
     async def watch(self) -> None:
-        """One watch request from ``resource_version`` until the server closes it."""
+        """One watch request from ``resource_version`` until the server closes it.
+
+        An event of ``OFF_LOOP_BYTES`` or more is decoded and read in a worker thread
+        while the loop goes on (events still apply one by one, in order)."""
         timeout = MIN_WATCH_TIMEOUT * (1.0 + random.random())
         params = self._params()
         params.update(
@@ -235,12 +281,17 @@ class Reflector:
             resourceVersion=self.resource_version,
             timeoutSeconds=str(int(timeout)),
         )
-        events = self.client.stream(self.resource.path, params, timeout=timeout + 30.0)
+        lines = self.client.stream_lines(self.resource.path, params, timeout=timeout + 30.0)
         self.watch_events = 0
-        async with aclosing(events) as stream:  # type: ignore[type-var]  # async generator
-            async for event in stream:
-                self.watch_events += 1
-                self._handle(event)
+        async with aclosing(lines) as stream:  # type: ignore[type-var]  # async generator
+            async for line in stream:
+                if len(line) < OFF_LOOP_BYTES:
+                    event = self._read_line(line)
+                else:
+                    event = await anyio.to_thread.run_sync(self._read_line, line)
+                if event is not None:
+                    self.watch_events += 1
+                    self._apply_event(event)
 
     async def run(self) -> None:
         """List and watch until cancelled; never raises for API or network faults."""
