@@ -14,6 +14,10 @@ lead over each baseline at 130 %. The published tables are the artifact's
     python benchmarks/fgd.py --workload default --policy FGD --seed 42 --out fgd42.csv
     python benchmarks/fgd.py --grid --rng go --jobs 2 --out grid.csv --stats grid.json
     python benchmarks/fgd.py --compare grid.csv path/to/analysis_allo_discrete.csv
+    python benchmarks/fgd.py --from-sweep results/fgd_grid.csv --out grid_alloc.csv
+
+``--from-sweep TABLE`` turns a ``ksched sweep`` table of gpu cells (``fgd_grid.yaml``) into
+the artifact's three tables, so a grid run as a sweep compares the same way.
 
 ``--rng go`` draws the pod order, the tuning clones and the node order with Go's math/rand
 as the artifact does (its rows for the five deterministic policies are then expected to the
@@ -199,6 +203,45 @@ def _write(args: argparse.Namespace, records: Sequence[dict[str, Any]]) -> None:
         Path(args.stats).write_text(json.dumps(records, indent=1) + "\n")
 
 
+_SWEEP_CURVES = {
+    "gpu_alloc_pct": "alloc",
+    "gpu_frag_pct": "frag",
+    "gpu_frag_ratio_pct": "frag_ratio",
+}
+
+
+def from_sweep(args: argparse.Namespace) -> None:
+    """Write the artifact's tables from a sweep table's gpu cells (one row per cell)."""
+    import csv
+
+    total_gpus = sum(n.gpus for n in read_nodes(args.trace / "openb_node_list_gpu_node.csv"))
+    curves: dict[tuple[str, str, int], dict[str, dict[int, float]]] = {}
+    with open(args.from_sweep, newline="") as f:
+        for row in csv.DictReader(f):
+            which = _SWEEP_CURVES.get(row["metric"])
+            if which is None or row["error"]:
+                continue
+            key = (workload_name(row["input"]), policy_name(row["policy"]), int(row["seed"]))
+            curves.setdefault(key, {}).setdefault(which, {})[int(row["at"])] = float(row["value"])
+    records = [
+        {
+            "workload": f"openb_pod_list_{w}",
+            "policy": p,
+            "seed": s,
+            "total_gpus": total_gpus,
+            **{which: by.get(which, {}) for which in _SWEEP_CURVES.values()},
+        }
+        for (w, p, s), by in sorted(curves.items(), key=_table_order)
+    ]
+    _write(args, records)
+    print(f"{len(records)} experiments written to {args.out}")
+
+
+def _table_order(item: tuple[tuple[str, str, int], Any]) -> tuple[int, int, int]:
+    (w, p, s), _ = item
+    return WORKLOADS.index(w), POLICY_ORDER.index(p), s
+
+
 def compare(ours_path: str, theirs_path: str) -> None:
     """Print how two tables differ per (workload, policy), and FGD's lead at 130 %."""
     ours, theirs = read_table(ours_path), read_table(theirs_path)
@@ -238,11 +281,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--jobs", type=int, default=1, help="runs at once (default 1)")
     parser.add_argument("--trace", type=Path, default=TRACE, help="the openb CSV folder")
     parser.add_argument("--compare", nargs=2, metavar=("OURS", "PUBLISHED"))
+    parser.add_argument("--from-sweep", metavar="TABLE", help="a ksched sweep table of gpu cells")
     parser.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--json", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.compare:
         compare(*args.compare)
+    elif args.from_sweep:
+        from_sweep(args)
     elif args.one:
         Path(args.json).write_text(json.dumps(run_one(args)))
     else:
