@@ -39,3 +39,14 @@ def test_pack_or_spread_packs_until_balanced_allocation_weighs_more(tmp_path: Pa
     assert nodes_used("MostAllocated", "1") == {3.0}
     assert nodes_used("RequestedToCapacityRatio", "1") == {4.0}
     assert nodes_used("MostAllocated", "10") == {6.0}
+
+
+@pytest.mark.parametrize(
+    ("name", "rng"), [("fgd_grid.yaml", "go"), ("fgd_grid_ksched.yaml", "ksched")]
+)
+def test_the_fgd_study_grid_specs_are_its_1020_experiments(name: str, rng: str) -> None:
+    spec = SweepSpec.load(EXAMPLES.parent / "benchmarks" / name)
+    cells = spec.cells()
+    assert len(cells) == 1020 == 17 * 6 * 10
+    assert {dict(c.labels)["rng"] for c in cells} == {rng}
+    assert {dict(c.labels)["seed"] for c in cells} == {str(s) for s in range(42, 52)}
