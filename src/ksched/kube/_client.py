@@ -10,7 +10,7 @@ import contextlib
 import json
 import random
 from collections.abc import AsyncIterator, Callable, Mapping
-from typing import Any
+from typing import Any, TypedDict, Unpack
 from urllib.parse import urlencode
 
 import anyio
@@ -79,6 +79,16 @@ class TokenBucket:
                 self._tokens = 1.0
                 self._last = anyio.current_time()
             self._tokens -= 1.0
+
+
+class RequestOptions(TypedDict, total=False):
+    """What a request may say beyond its method and path (``KubeClient.request_sized``)."""
+
+    body: Any
+    params: Mapping[str, str] | None
+    content_type: str
+    retry: bool
+    guard: Callable[[], None] | None
 
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
@@ -202,31 +212,13 @@ class KubeClient:
                 return answer
         raise AssertionError("unreachable")
 
-    async def request(
-        self,
-        method: str,
-        path: str,
-        *,
-        body: Any = None,
-        params: Mapping[str, str] | None = None,
-        content_type: str = "application/json",
-        retry: bool = True,
-        guard: Callable[[], None] | None = None,
-    ) -> Any:
+    async def request(self, method: str, path: str, **options: Unpack[RequestOptions]) -> Any:
         """Send one request; returns the decoded JSON body (None if empty).
 
         ``guard`` runs right before each attempt goes on the wire (after the waits for
         the rate limiter and a free slot) and may raise to stop it.
         """
-        decoded, _ = await self.request_sized(
-            method,
-            path,
-            body=body,
-            params=params,
-            content_type=content_type,
-            retry=retry,
-            guard=guard,
-        )
+        decoded, _ = await self.request_sized(method, path, **options)
         return decoded
 
     async def request_sized(
