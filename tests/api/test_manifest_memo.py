@@ -10,26 +10,14 @@ from typing import Any
 import pytest
 
 from ksched import ManifestError, read_manifest, read_object, validate_object
-from ksched.api import Node, ObjectMeta, Pod, _fields, _manifest, _validation
-
-
-def _forget() -> None:
-    for memo in (
-        _manifest._specs,
-        _manifest._node_bodies,
-        _validation._body_unknown,
-        _validation._body_problems,
-        _validation._map_problems,
-        _validation._usual_bodies,
-    ):
-        memo.clear()
+from ksched.api import Node, ObjectMeta, Pod, _fields, _manifest, _validation, validate_and_read
 
 
 @pytest.fixture(autouse=True)
 def _fresh_memos() -> Iterator[None]:
-    _forget()
+    _validation.forget_read_bodies()
     yield
-    _forget()
+    _validation.forget_read_bodies()
 
 
 def _pod(name: str, **meta: Any) -> dict[str, Any]:
@@ -66,7 +54,7 @@ def _nodes(*data: dict[str, Any]) -> list[Node]:
 
 def _alone(data: dict[str, Any]) -> Any:
     """What reading ``data`` gives with nothing remembered."""
-    _forget()
+    _validation.forget_read_bodies()
     return read_manifest(copy.deepcopy(data))
 
 
@@ -214,3 +202,51 @@ def test_a_body_with_a_warning_is_not_taken_the_short_way() -> None:
     twin["metadata"]["name"] = "b"
     read_manifest(twin, strict=False, warnings=again)
     assert len(found) == len(again) == 1 and "spec.containers[0].colour" in again[0]
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        _pod("p"),
+        _node("n"),
+        {**_pod("p"), "spec": {"containers": [{"name": "c", "colour": "red"}]}},
+        {
+            **_pod("p"),
+            "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "-1"}}}]},
+        },
+        {**_pod("p"), "spec": {"containers": "not a list"}},
+    ],
+    ids=["pod", "node", "unknown field", "negative request", "wrong shape"],
+)
+def test_validate_and_read_is_validate_object_then_read_object(data: dict[str, Any]) -> None:
+    expected = validate_object(copy.deepcopy(data), strict=False)
+    errors = [p for p in expected if not p.warning]
+    obj = None if errors else read_object(copy.deepcopy(data))
+    _validation.forget_read_bodies()
+    problems, read = validate_and_read(copy.deepcopy(data), strict=False)
+    assert problems == expected
+    assert read == obj
+    assert (read is None) == bool(errors)
+
+
+def test_validate_and_read_keys_the_body_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[str] = []
+    real = _manifest.body_key
+
+    def counted(kind: str, data: Any) -> str | None:
+        calls.append(kind)
+        return real(kind, data)
+
+    monkeypatch.setattr(_validation, "body_key", counted)
+    monkeypatch.setattr(_manifest, "body_key", counted)
+    problems, pod = validate_and_read(_pod("p"))
+    assert problems == [] and isinstance(pod, Pod)
+    assert calls == ["Pod"]
+
+
+def test_forget_read_bodies_makes_the_next_read_a_full_one() -> None:
+    first, second = _pods(_pod("a"), _pod("b"))
+    assert first.spec is second.spec  # one template, one spec
+    _validation.forget_read_bodies()
+    (third,) = _pods(_pod("c"))
+    assert third.spec is not first.spec and third.spec == first.spec

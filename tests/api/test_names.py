@@ -8,6 +8,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ksched.api._names import (
     is_dns1123_label,
@@ -15,6 +17,9 @@ from ksched.api._names import (
     is_label_value,
     is_qualified_name,
     is_valid_port_num,
+    is_valid_qualified_name,
+    label_value_errors,
+    qualified_name_errors,
 )
 
 LABEL_KEY_GOOD = [
@@ -144,3 +149,38 @@ def test_messages_are_upstreams_word_for_word() -> None:
     assert is_qualified_name("/simple")[0] == "prefix part must be non-empty"
     assert is_valid_port_num(65536) == ["must be between 1 and 65535, inclusive"]
     assert is_valid_port_num(1) == []
+
+
+# Strings near the edges of the rules: the characters they allow and a few they do not,
+# "/" and "." often, lengths around 63 and 253.
+_NAME_CHARS = st.sampled_from("aZ09-_./" + "A.z/\n é")
+_NAMES = st.one_of(
+    st.text(_NAME_CHARS, max_size=20),
+    st.builds(
+        lambda prefix, name: f"{prefix}/{name}",
+        st.from_regex(r"[a-z0-9]([-a-z0-9.]{0,260}[a-z0-9])?", fullmatch=True),
+        st.text(_NAME_CHARS, min_size=0, max_size=70),
+    ),
+    st.text(st.sampled_from("ab.-_"), min_size=55, max_size=70),
+)
+
+
+@given(_NAMES)
+def test_the_one_match_check_of_a_qualified_name_agrees_with_every_check(value: str) -> None:
+    assert is_valid_qualified_name(value) == (not qualified_name_errors(value))
+    assert is_qualified_name(value) == qualified_name_errors(value)
+
+
+@given(_NAMES)
+def test_the_one_match_check_of_a_label_value_agrees_with_every_check(value: str) -> None:
+    assert is_label_value(value) == label_value_errors(value)
+
+
+@pytest.mark.parametrize("key", LABEL_KEY_GOOD)
+def test_good_label_keys_pass_the_one_match_check(key: str) -> None:
+    assert is_valid_qualified_name(key)
+
+
+@pytest.mark.parametrize("key", LABEL_KEY_BAD)
+def test_bad_label_keys_fail_the_one_match_check(key: str) -> None:
+    assert not is_valid_qualified_name(key)

@@ -105,6 +105,7 @@ from ._storage import volume_class as volume_class
 from ._validation import SYSTEM_PRIORITY_CLASSES as SYSTEM_PRIORITY_CLASSES
 from ._validation import missing_priority_class as missing_priority_class
 from ._validation import read_manifest as read_manifest
+from ._validation import validate_and_read as validate_and_read
 from ._validation import validate_object as validate_object
 from ._volume import AWSElasticBlockStoreVolumeSource as AWSElasticBlockStoreVolumeSource
 from ._volume import AzureDiskVolumeSource as AzureDiskVolumeSource
@@ -242,6 +243,7 @@ __all__ = [
     "read_object",
     "stateful_set_claim_name",
     "store_kind",
+    "validate_and_read",
     "validate_object",
     "volume_class",
 ]

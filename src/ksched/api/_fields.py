@@ -51,7 +51,7 @@ class _Fields:
     def __init__(self, obj: str, path: str, data: Any) -> None:
         if data is None:
             data = {}
-        if not isinstance(data, Mapping):
+        elif type(data) is not dict and not isinstance(data, Mapping):
             raise ManifestError(f"{obj}: {path or 'object'}: expected a mapping, got {data!r}")
         self.obj = obj
         self.path = path
@@ -68,12 +68,15 @@ class _Fields:
 
     def items(self, field: str) -> list[_Fields]:
         raw = self.data.get(field) or []
-        if not isinstance(raw, list):
+        if type(raw) is not list and not isinstance(raw, list):
             raise self.fail(field, f"expected a list, got {raw!r}")
-        return [_Fields(self.obj, f"{self._at(field)}[{i}]", item) for i, item in enumerate(raw)]
+        obj, at = self.obj, self._at(field)
+        return [_Fields(obj, f"{at}[{i}]", item) for i, item in enumerate(raw)]
 
     def text(self, field: str, default: str = "") -> str:
         value = self.data.get(field, default)
+        if type(value) is str:
+            return value
         if value is None:
             return default
         if isinstance(value, bool) or not isinstance(value, str | int | float):
@@ -85,8 +88,8 @@ class _Fields:
 
     def integer(self, field: str, default: int | None = None) -> int | None:
         value = self.data.get(field, default)
-        if value is None:
-            return None
+        if type(value) is int or value is None:
+            return value
         if isinstance(value, bool) or not isinstance(value, int):
             if isinstance(value, str) and value.lstrip("-").isdigit():
                 return int(value)
@@ -120,7 +123,7 @@ class _Fields:
 
     def resources(self, field: str) -> dict[str, int]:
         raw = self.data.get(field) or {}
-        if not isinstance(raw, Mapping):
+        if type(raw) is not dict and not isinstance(raw, Mapping):
             raise self.fail(field, f"expected a mapping of quantities, got {raw!r}")
         out: dict[str, int] = {}
         for name, text in raw.items():
@@ -143,8 +146,8 @@ class _Fields:
         value = self.opt_str(field)
         if value is None:
             return default
-        allowed = tuple(allowed)
         if value not in allowed:
+            allowed = tuple(allowed)
             raise self.fail(field, f"unsupported value {value!r} (expected one of {allowed})")
         return value
 

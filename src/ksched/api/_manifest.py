@@ -75,6 +75,7 @@ __all__ = [
     "SIM_EPOCH",
     "KubeObject",
     "body_key",
+    "forget_read_specs",
     "parse_time",
     "read_object",
     "read_with_key",
@@ -288,6 +289,12 @@ NO_POD_STATUS = PodStatus()
 BODY_FIELDS: Mapping[str, tuple[str, ...]] = {"Pod": ("spec",), "Node": ("spec", "status")}
 """The fields of a kind read (and checked) from their own dicts alone, whatever the
 metadata: objects made from one template read them once."""
+
+
+def forget_read_specs() -> None:
+    """Empty the memos of Pod specs and Node bodies read."""
+    _specs.clear()
+    _node_bodies.clear()
 
 
 def body_key(kind: str, data: Mapping[str, Any]) -> str | None:

@@ -22,6 +22,9 @@ __all__ = [
     "is_label_value",
     "is_qualified_name",
     "is_valid_port_num",
+    "is_valid_qualified_name",
+    "label_value_errors",
+    "qualified_name_errors",
 ]
 
 _DNS1123_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
@@ -49,6 +52,11 @@ _DNS1123_LABEL = re.compile(f"^{_DNS1123_LABEL_FMT}$")
 _DNS1123_SUBDOMAIN = re.compile(f"^{_DNS1123_SUBDOMAIN_FMT}$")
 _LABEL_KEY = re.compile(f"^{_LABEL_KEY_FMT}$")
 _LABEL_VALUE = re.compile(f"^{_LABEL_VALUE_FMT}$")
+
+
+_VALID_QUALIFIED_NAME = re.compile(f"(?:(?P<prefix>{_DNS1123_SUBDOMAIN_FMT})/)?{_LABEL_KEY_FMT}")
+"""The shape of a valid qualified name (lengths aside): one match for the usual case, the
+checks below only for a name that may be invalid."""
 
 
 def _regex_error(msg: str, fmt: str, *examples: str) -> str:
@@ -95,8 +103,26 @@ def is_dns1123_subdomain(value: str) -> list[str]:
     return errs
 
 
+def is_valid_qualified_name(value: str) -> bool:
+    """``not is_qualified_name(value)``, in one regular-expression match."""
+    if len(value) > 253 + 1 + 63:  # longer than the longest prefix and name
+        return False
+    match = _VALID_QUALIFIED_NAME.fullmatch(value)
+    if match is None:
+        return False
+    prefix = match.group("prefix")
+    if prefix is None:
+        return len(value) <= 63
+    return len(prefix) <= 253 and len(value) - len(prefix) - 1 <= 63
+
+
 def is_qualified_name(value: str) -> list[str]:
     """Problems with ``value`` as a label key / qualified name (``prefix/name``)."""
+    return [] if is_valid_qualified_name(value) else qualified_name_errors(value)
+
+
+def qualified_name_errors(value: str) -> list[str]:
+    """``is_qualified_name`` check by check (IsQualifiedName's own order)."""
     errs: list[str] = []
     parts = value.split("/")
     if len(parts) == 1:
@@ -127,6 +153,13 @@ def is_qualified_name(value: str) -> list[str]:
 
 def is_label_value(value: str) -> list[str]:
     """Problems with ``value`` as a label value (empty is valid)."""
+    if len(value) <= 63 and _LABEL_VALUE.fullmatch(value) is not None:
+        return []
+    return label_value_errors(value)
+
+
+def label_value_errors(value: str) -> list[str]:
+    """``is_label_value`` check by check."""
     errs = []
     if len(value) > 63:
         errs.append(_max_len_error(63))

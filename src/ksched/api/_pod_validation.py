@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -104,7 +105,7 @@ def _quantities(raw: Mapping[str, Any]) -> dict[str, tuple[Quantity, Any]]:
 
 def _negative(quantities: Mapping[str, tuple[Quantity, Any]], path: str) -> Iterator[FieldProblem]:
     for name, (value, text) in quantities.items():
-        if value < 0:
+        if value.sign < 0:
             yield invalid(f"{path}[{name}]", text, NOT_NEGATIVE)
 
 
@@ -135,18 +136,25 @@ _STANDARD_RESOURCES = _STANDARD_CONTAINER_RESOURCES | {
 """pkg/apis/core/helper standardResources and standardContainerResources."""
 
 
-def _resource_name(name: str, path: str) -> Iterator[FieldProblem]:
-    """validateContainerResourceName (after validateResourceName)."""
+@functools.lru_cache(maxsize=1024)
+def _resource_name_errors(name: str) -> tuple[str, ...]:
+    """validateContainerResourceName (after validateResourceName): a pure function of the
+    name, and a pod names the same few resources in every container."""
     msgs = is_qualified_name(name)
-    for msg in msgs:
-        yield invalid(path, name, msg)
     if msgs or "/" in name:
-        return
+        return tuple(msgs)
     huge_pages = name.startswith("hugepages-")
     if name not in _STANDARD_RESOURCES and not huge_pages:
-        yield invalid(path, name, "must be a standard resource type or fully qualified")
+        msgs.append("must be a standard resource type or fully qualified")
     if name not in _STANDARD_CONTAINER_RESOURCES and not huge_pages:
-        yield invalid(path, name, "must be a standard resource for containers")
+        msgs.append("must be a standard resource for containers")
+    return tuple(msgs)
+
+
+def _resource_names(quantities: Mapping[str, Any], path: str, field: str) -> Iterator[FieldProblem]:
+    for name in quantities:
+        for msg in _resource_name_errors(name):
+            yield invalid(f"{path}.{field}[{name}]", name, msg)
 
 
 def _overcommit_allowed(name: str) -> bool:
@@ -160,11 +168,9 @@ def _resources(res: Mapping[str, Any], path: str) -> Iterator[FieldProblem]:
         return
     limits = _quantities(as_map(res.get("limits")))
     requests = _quantities(as_map(res.get("requests")))
-    for name in limits:
-        yield from _resource_name(name, f"{path}.limits[{name}]")
+    yield from _resource_names(limits, path, "limits")
     yield from _negative(limits, f"{path}.limits")
-    for name in requests:
-        yield from _resource_name(name, f"{path}.requests[{name}]")
+    yield from _resource_names(requests, path, "requests")
     yield from _negative(requests, f"{path}.requests")
     for name, (value, text) in requests.items():
         if name not in limits:
@@ -205,29 +211,28 @@ def _ports(ports: list[Any], path: str) -> Iterator[FieldProblem]:
     names: set[str] = set()
     for i, port in enumerate(ports):
         port = as_map(port)
-        here = f"{path}[{i}]"
         name = as_str(port.get("name"))
         if name:
             msgs = _port_name_errors(name)
             for msg in msgs:
-                yield invalid(f"{here}.name", name, msg)
+                yield invalid(f"{path}[{i}].name", name, msg)
             if not msgs and name in names:
-                yield duplicate(f"{here}.name", name)
+                yield duplicate(f"{path}[{i}].name", name)
             names.add(name)
         container_port = as_int(port.get("containerPort"))
         if not container_port:
             if port.get("containerPort") in (None, 0):
-                yield required(f"{here}.containerPort")
-        else:
+                yield required(f"{path}[{i}].containerPort")
+        elif not 0 < container_port < 65536:
             for msg in is_valid_port_num(container_port):
-                yield invalid(f"{here}.containerPort", container_port, msg)
+                yield invalid(f"{path}[{i}].containerPort", container_port, msg)
         host_port = as_int(port.get("hostPort"))
-        if host_port:
+        if host_port and not 0 < host_port < 65536:
             for msg in is_valid_port_num(host_port):
-                yield invalid(f"{here}.hostPort", host_port, msg)
+                yield invalid(f"{path}[{i}].hostPort", host_port, msg)
         protocol = port.get("protocol")
         if protocol is not None and protocol not in _PROTOCOLS:
-            yield not_supported(f"{here}.protocol", protocol, _PROTOCOLS)
+            yield not_supported(f"{path}[{i}].protocol", protocol, _PROTOCOLS)
 
 
 def _containers(

@@ -517,33 +517,43 @@ def _wrong_type(path: str, expected: str, value: Any) -> FieldProblem:
     return FieldProblem(path, "TypeInvalid", f"expected {expected}, got {_shape(value)}")
 
 
+def _is_mapping(value: Any) -> bool:
+    return type(value) is dict or isinstance(value, Mapping)
+
+
+def _is_list(value: Any) -> bool:
+    return type(value) is list or isinstance(value, list)
+
+
 def _walk(schema: Schema, data: Mapping[str, Any], path: str) -> Iterator[str | FieldProblem]:
+    """The unknown fields and wrong shapes under ``data`` (at ``path``), in order; a path
+    is only spelled out for a field that is yielded or walked into."""
     for key, value in data.items():
-        here = f"{path}.{key}" if path else str(key)
-        sub = schema.get(key) if isinstance(key, str) else None
+        sub = schema.get(key) if type(key) is str or isinstance(key, str) else None
         if sub is None:
-            yield here
+            yield f"{path}.{key}" if path else str(key)
         elif sub is OPAQUE or value is None:
             continue
         elif sub is MAP:
-            if not isinstance(value, Mapping):
-                yield _wrong_type(here, "a mapping", value)
+            if not _is_mapping(value):
+                yield _wrong_type(f"{path}.{key}" if path else key, "a mapping", value)
         elif sub is LIST:
-            if not isinstance(value, list):
-                yield _wrong_type(here, "a list", value)
-        elif isinstance(sub, list):
-            if not isinstance(value, list):
+            if not _is_list(value):
+                yield _wrong_type(f"{path}.{key}" if path else key, "a list", value)
+        elif type(sub) is list:
+            here = f"{path}.{key}" if path else key
+            if not _is_list(value):
                 yield _wrong_type(here, "a list", value)
                 continue
             for i, item in enumerate(value):
-                if isinstance(item, Mapping):
+                if _is_mapping(item):
                     yield from _walk(sub[0], item, f"{here}[{i}]")
                 elif item is not None:
                     yield _wrong_type(f"{here}[{i}]", "a mapping", item)
-        elif isinstance(value, Mapping):
-            yield from _walk(sub, value, here)
+        elif _is_mapping(value):
+            yield from _walk(sub, value, f"{path}.{key}" if path else key)
         else:
-            yield _wrong_type(here, "a mapping", value)
+            yield _wrong_type(f"{path}.{key}" if path else key, "a mapping", value)
 
 
 def schema_problems(kind: str, data: Mapping[str, Any]) -> list[str | FieldProblem]:

@@ -25,6 +25,7 @@ from ._manifest import (
     KubeObject,
     body_key,
     describe,
+    forget_read_specs,
     plain_map,
     read_with_key,
 )
@@ -60,8 +61,10 @@ from ._strict import API_VERSIONS, LIST, MAP, OBJECT_META, OPAQUE, SCHEMAS, sche
 
 __all__ = [
     "SYSTEM_PRIORITY_CLASSES",
+    "forget_read_bodies",
     "missing_priority_class",
     "read_manifest",
+    "validate_and_read",
     "validate_object",
 ]
 
@@ -163,6 +166,14 @@ def _plain_meta(meta: dict[Any, Any]) -> bool:
         elif key not in _OBJECT_META_LISTS or type(value) is not list:
             return False
     return True
+
+
+def forget_read_bodies() -> None:
+    """Empty the memos of checked and read bodies (each next object is read in full, as
+    one never seen before is: what a benchmark of the worst case wants)."""
+    for memo in (_body_unknown, _body_problems, _map_problems, _usual_bodies):
+        memo.clear()
+    forget_read_specs()
 
 
 def _remember(memo: dict[Any, Any], key: Any, value: Any) -> None:
@@ -352,6 +363,24 @@ def validate_object(
     return _problems(data, kind, body_key(kind, data), strict=strict, names=names)
 
 
+def validate_and_read(
+    data: Mapping[str, Any], *, strict: bool = True
+) -> tuple[list[FieldProblem], KubeObject | None]:
+    """``validate_object(data)``, then ``read_object(data)`` when no problem is an error:
+    the problems and the object (None if any is an error). The object's body is keyed
+    once for both (``body_key`` costs a ``repr`` of it).
+
+    Raises:
+        ManifestError: as ``read_object`` (an unknown kind, a malformed field).
+    """
+    kind = store_kind(data)
+    key = body_key(kind, data)
+    problems = _problems(data, kind, key, strict=strict, names=True)
+    if any(not p.warning for p in problems):
+        return problems, None
+    return problems, read_with_key(data, key)
+
+
 def _problems(
     data: Mapping[str, Any], kind: str, key: str | None, *, strict: bool, names: bool
 ) -> list[FieldProblem]:
@@ -447,17 +476,17 @@ def read_manifest(
 def _read_manifest(
     data: object, strict: bool, warnings: MutableSequence[str] | None, names: bool
 ) -> KubeObject:
-    if type(data) is dict:
-        usual = _read_usual(data, names)
-        if usual is not None:
-            return usual
     key = None
     if type(data) is dict or isinstance(data, Mapping):
         kind = store_kind(data)
+        key = body_key(kind, data)  # one key for the short way, the checks and the reading
+        if key is not None and type(data) is dict:
+            usual = _read_usual(data, key, names)
+            if usual is not None:
+                return usual
         if kind in SCHEMAS:
             meta = data.get("metadata")
             if (type(meta) is dict or isinstance(meta, Mapping)) and meta.get("name"):
-                key = body_key(kind, data)  # one key for the checks and the reading
                 problems = _problems(data, kind, key, strict=strict, names=names)
                 if problems:
                     label = describe(data)
@@ -503,9 +532,10 @@ def _remember_usual(obj: Pod | Node, key: str, names: bool) -> None:
         _remember(_usual_bodies, (kind, key, names), (obj.spec, obj.status))
 
 
-def _read_usual(data: dict[Any, Any], names: bool) -> KubeObject | None:
-    """``read_manifest(data)`` for a Pod or Node of the usual shape whose body was read
-    before; None for anything else, and for any problem (the full path then reports it)."""
+def _read_usual(data: dict[Any, Any], key: str, names: bool) -> KubeObject | None:
+    """``read_manifest(data)`` for a Pod or Node of the usual shape whose body (of
+    ``body_key`` ``key``) was read before; None for anything else, and for any problem
+    (the full path then reports it)."""
     kind = data.get("kind")
     if type(kind) is not str:
         return None
@@ -524,9 +554,6 @@ def _read_usual(data: dict[Any, Any], names: bool) -> KubeObject | None:
         or not plain_map(labels)
         or not plain_map(annotations)
     ):
-        return None
-    key = body_key(kind, data)
-    if key is None:
         return None
     body = _usual_bodies.get((kind, key, names))
     if body is None:

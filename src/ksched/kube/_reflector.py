@@ -25,7 +25,7 @@ import attrs
 import httpx
 
 from .._errors import ManifestError
-from ..api import read_object, validate_object
+from ..api import validate_and_read
 from ..cluster import object_key
 from ._client import ApiError, KubeClient, decode_json
 
@@ -177,11 +177,12 @@ class Reflector:
         label = f"{meta.get('namespace', '')}/{meta.get('name', '')}"
         # What the API server should not have accepted is logged and skipped (fields
         # ksched does not know are not errors here: the server may be newer).
-        problems = [p for p in validate_object(data, strict=False) if not p.warning]
         try:
-            if problems:
-                raise ManifestError("; ".join(f"{p.path}: {p.body()}" for p in problems[:3]))
-            return read_object(data)
+            problems, obj = validate_and_read(data, strict=False)
+            if obj is None:
+                errors = [p for p in problems if not p.warning]
+                raise ManifestError("; ".join(f"{p.path}: {p.body()}" for p in errors[:3]))
+            return obj
         except (ManifestError, ValueError) as exc:
             if label not in self._bad:
                 self._bad.add(label)
