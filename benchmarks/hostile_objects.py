@@ -5,7 +5,7 @@ server or hand to ``ksched simulate``: huge exponents and long digit strings in
 quantities, deep nesting in fields ksched does not know, many containers, ports,
 tolerations, affinity terms and huge label maps (within the apiserver's limits: 256 KiB
 of annotations, 1.5 MiB per object). Each object is timed through what the connector
-does with a watch event (``validate_and_read``), what ``ksched simulate`` does
+does with a watch event (``validate_and_read`` of decoded JSON), what ``ksched simulate`` does
 (``read_manifest``, strict and not), and the requests sum the scheduler counts
 (``pod_requests``); the figure is the median of ``--repeat`` runs of one object, the
 report its worst object per family. Runs are cold (the memos of bodies read emptied
@@ -187,7 +187,7 @@ FAMILIES: dict[str, Family] = {
 def _watch_event(obj: dict[str, Any]) -> None:
     """What the connector's reflector does with an object from a watch event."""
     try:
-        _, read = validate_and_read(obj, strict=False)
+        _, read = validate_and_read(obj, strict=False, from_json=True)
     except ManifestError:
         return
     if read is not None and read.__class__.__name__ == "Pod":

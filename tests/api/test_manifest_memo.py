@@ -233,9 +233,9 @@ def test_validate_and_read_keys_the_body_once(monkeypatch: pytest.MonkeyPatch) -
     calls: list[str] = []
     real = _manifest.body_key
 
-    def counted(kind: str, data: Any) -> str | None:
+    def counted(kind: str, data: Any, *, from_json: bool = False) -> _manifest.BodyKey | None:
         calls.append(kind)
-        return real(kind, data)
+        return real(kind, data, from_json=from_json)
 
     monkeypatch.setattr(_validation, "body_key", counted)
     monkeypatch.setattr(_manifest, "body_key", counted)
@@ -250,3 +250,69 @@ def test_forget_read_bodies_makes_the_next_read_a_full_one() -> None:
     _validation.forget_read_bodies()
     (third,) = _pods(_pod("c"))
     assert third.spec is not first.spec and third.spec == first.spec
+
+
+def _with_spec(**spec: Any) -> dict[str, Any]:
+    data = _pod("p")
+    data["spec"]["containers"][0].update(spec)
+    return data
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ({"x": 1}, {"x": 1.0}),
+        ({"x": 0.0}, {"x": -0.0}),
+        ({"x": True}, {"x": 1}),
+        ({"x": "1"}, {"x": 1}),
+        ({"x": 1, "y": 2}, {"y": 2, "x": 1}),
+    ],
+    ids=["int and float", "signed zero", "bool and int", "string and number", "key order"],
+)
+def test_a_json_body_key_tells_apart_what_repr_tells_apart(
+    a: dict[str, Any], b: dict[str, Any]
+) -> None:
+    first, second = _with_spec(**a), _with_spec(**b)
+    assert repr(first["spec"]) != repr(second["spec"])
+    fast = [_manifest.body_key("Pod", d, from_json=True) for d in (first, second)]
+    assert isinstance(fast[0], bytes) and isinstance(fast[1], bytes)
+    assert fast[0] != fast[1]
+    again = _manifest.body_key("Pod", copy.deepcopy(first), from_json=True)
+    assert again == fast[0]
+
+
+@pytest.mark.parametrize(
+    "value",
+    [None, float("nan"), float("inf"), 2**70, {1: "x"}],
+    ids=["None", "NaN", "infinity", "a 70-bit integer", "a non-string key"],
+)
+def test_a_json_body_key_falls_back_to_repr_for_what_json_cannot_tell(value: Any) -> None:
+    data = _with_spec(x=value)
+    assert _manifest.body_key("Pod", data, from_json=True) == _manifest.body_key("Pod", data)
+    assert isinstance(_manifest.body_key("Pod", data), str)
+
+
+def test_a_node_without_a_spec_keys_apart_from_one_with_an_empty_spec() -> None:
+    bare, empty = _node("n"), _node("n")
+    del bare["spec"]
+    empty["spec"] = {}
+    keys = {_manifest.body_key("Node", d, from_json=True) for d in (bare, empty)}
+    assert len(keys) == 2 and all(isinstance(k, bytes) for k in keys)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        _pod("p"),
+        _node("n"),
+        {**_pod("p"), "spec": {"containers": [{"name": "c", "colour": "red"}]}},
+        {**_pod("p"), "spec": {"containers": [{"name": "c", "resources": {"limits": None}}]}},
+    ],
+    ids=["pod", "node", "unknown field", "a null"],
+)
+def test_reading_decoded_json_reads_as_the_plain_path(data: dict[str, Any]) -> None:
+    plain = validate_and_read(copy.deepcopy(data), strict=False)
+    _validation.forget_read_bodies()
+    first = validate_and_read(copy.deepcopy(data), strict=False, from_json=True)
+    twin = validate_and_read(copy.deepcopy(data), strict=False, from_json=True)  # memo hit
+    assert first == plain and twin == plain

@@ -10,6 +10,8 @@ import reprlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import orjson
+
 from .._errors import ManifestError
 from ._dra import DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
 from ._fields import (
@@ -73,6 +75,7 @@ from ._workloads import DaemonSet, Deployment, Job, compute_hash
 __all__ = [
     "BODY_FIELDS",
     "SIM_EPOCH",
+    "BodyKey",
     "KubeObject",
     "body_key",
     "forget_read_specs",
@@ -113,7 +116,7 @@ KubeObject = (
 # ---- kinds -------------------------------------------------------------------------
 
 
-def _node(f: _Fields, key: str | None = None) -> Node:
+def _node(f: _Fields, key: BodyKey | None = None) -> Node:
     if key is None:
         key = body_key("Node", f.data)
     if key is not None:
@@ -280,9 +283,9 @@ def _pod_spec(spec: _Fields) -> PodSpec:
 
 
 _BODIES_LIMIT = 4096
-_specs: dict[str, PodSpec] = {}
+_specs: dict[BodyKey, PodSpec] = {}
 """Pod specs read, by :func:`body_key`: pods made from one template share one spec."""
-_node_bodies: dict[str, tuple[NodeSpec, NodeStatus]] = {}
+_node_bodies: dict[BodyKey, tuple[NodeSpec, NodeStatus]] = {}
 """Node specs and statuses read, by :func:`body_key`: a node pool's nodes share them."""
 NO_POD_STATUS = PodStatus()
 
@@ -297,9 +300,26 @@ def forget_read_specs() -> None:
     _node_bodies.clear()
 
 
-def body_key(kind: str, data: Mapping[str, Any]) -> str | None:
+BodyKey = str | bytes
+"""What :func:`body_key` gives: a ``repr`` (str) or, for decoded JSON, a serialization."""
+
+_JSON_KEY_OPTIONS = (
+    orjson.OPT_PASSTHROUGH_DATACLASS
+    | orjson.OPT_PASSTHROUGH_DATETIME
+    | orjson.OPT_PASSTHROUGH_SUBCLASS
+)
+"""What is not plain JSON raises (and the key falls back to ``repr``)."""
+
+
+def body_key(kind: str, data: Mapping[str, Any], *, from_json: bool = False) -> BodyKey | None:
     """A key equal for objects of ``kind`` whose body fields are equal dicts (their
-    ``repr``); None for other kinds and other shapes."""
+    ``repr``); None for other kinds and other shapes.
+
+    With ``from_json`` (``data`` came from a JSON decoder: only dicts, lists, strings,
+    numbers, booleans and None) the key is the bodies' orjson serialization, about 8x
+    cheaper than a ``repr`` and equal exactly when the bodies are; a body holding None
+    (which serializes like NaN) or anything orjson does not take is keyed by ``repr``.
+    """
     fields = BODY_FIELDS.get(kind)
     if fields is None:
         return None
@@ -307,10 +327,19 @@ def body_key(kind: str, data: Mapping[str, Any]) -> str | None:
     for value in values:
         if value is not None and type(value) is not dict:
             return None
+    if from_json:
+        present = {f: v for f, v in zip(fields, values, strict=True) if v is not None}
+        try:
+            key = orjson.dumps(present, option=_JSON_KEY_OPTIONS)
+        except TypeError:  # orjson.JSONEncodeError: a big integer, a non-str key, ...
+            pass
+        else:
+            if b"null" not in key:
+                return key
     return repr(values)
 
 
-def _pod(f: _Fields, key: str | None = None) -> Pod:
+def _pod(f: _Fields, key: BodyKey | None = None) -> Pod:
     if key is None:
         key = body_key("Pod", f.data)
     if key is not None:
@@ -613,7 +642,7 @@ def read_object(data: object) -> KubeObject:
     return read_with_key(data, None)
 
 
-def read_with_key(data: object, key: str | None) -> KubeObject:
+def read_with_key(data: object, key: BodyKey | None) -> KubeObject:
     """``read_object`` given the object's ``body_key`` if the caller has it (else None)."""
     if type(data) is not dict and not isinstance(data, Mapping):
         got = reprlib.repr(data)  # bounded: the value may be huge

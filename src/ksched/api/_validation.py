@@ -22,6 +22,7 @@ from .._errors import ManifestError
 from ._manifest import (
     BODY_FIELDS,
     NO_POD_STATUS,
+    BodyKey,
     KubeObject,
     body_key,
     describe,
@@ -141,10 +142,10 @@ def _node(data: Mapping[str, Any]) -> Iterator[FieldProblem]:
 
 
 _MEMO_LIMIT = 4096
-_body_unknown: dict[tuple[str, str], dict[str, list[str | FieldProblem]]] = {}
+_body_unknown: dict[tuple[str, BodyKey], dict[str, list[str | FieldProblem]]] = {}
 """Unknown fields (and fields of the wrong shape) under each body field of an object, by
 kind and ``body_key``."""
-_body_problems: dict[tuple[str, str, bool], tuple[FieldProblem, ...]] = {}
+_body_problems: dict[tuple[str, BodyKey, bool], tuple[FieldProblem, ...]] = {}
 """The kind's own problems (spec, status) of an object, by kind, ``body_key`` and ``names``:
 a pure function of the body."""
 _map_problems: dict[tuple[str, str], tuple[FieldProblem, ...]] = {}
@@ -183,7 +184,7 @@ def _remember(memo: dict[Any, Any], key: Any, value: Any) -> None:
 
 
 def _unknown_fields(
-    kind: str, data: Mapping[str, Any], key: str | None
+    kind: str, data: Mapping[str, Any], key: BodyKey | None
 ) -> list[str | FieldProblem]:
     """``schema_problems(kind, data)``, each top-level field walked in turn (so the paths
     come in the same order); the body fields once per distinct body, the usual
@@ -364,17 +365,18 @@ def validate_object(
 
 
 def validate_and_read(
-    data: Mapping[str, Any], *, strict: bool = True
+    data: Mapping[str, Any], *, strict: bool = True, from_json: bool = False
 ) -> tuple[list[FieldProblem], KubeObject | None]:
     """``validate_object(data)``, then ``read_object(data)`` when no problem is an error:
     the problems and the object (None if any is an error). The object's body is keyed
-    once for both (``body_key`` costs a ``repr`` of it).
+    once for both; with ``from_json`` (``data`` is a JSON decoder's output, as the
+    connector's watch events are) by a cheaper key (see ``body_key``).
 
     Raises:
         ManifestError: as ``read_object`` (an unknown kind, a malformed field).
     """
     kind = store_kind(data)
-    key = body_key(kind, data)
+    key = body_key(kind, data, from_json=from_json)
     problems = _problems(data, kind, key, strict=strict, names=True)
     if any(not p.warning for p in problems):
         return problems, None
@@ -382,7 +384,7 @@ def validate_and_read(
 
 
 def _problems(
-    data: Mapping[str, Any], kind: str, key: str | None, *, strict: bool, names: bool
+    data: Mapping[str, Any], kind: str, key: BodyKey | None, *, strict: bool, names: bool
 ) -> list[FieldProblem]:
     """``validate_object`` given the object's kind and ``body_key``: the problems of
     equal bodies (a workload's pods, a node pool's nodes) are found once."""
@@ -511,12 +513,12 @@ _USUAL_TOP: Mapping[str, frozenset[str]] = {
     "Node": frozenset({"apiVersion", "kind", "metadata", "spec", "status"}),
 }
 _USUAL_META = frozenset({"name", "namespace", "uid", "labels", "annotations"})
-_usual_bodies: dict[tuple[str, str, bool], PodSpec | tuple[NodeSpec, NodeStatus]] = {}
+_usual_bodies: dict[tuple[str, BodyKey, bool], PodSpec | tuple[NodeSpec, NodeStatus]] = {}
 """Bodies checked and read without a problem or an unknown field, by kind, ``body_key``
 and ``names``: a Pod's spec, a Node's spec and status."""
 
 
-def _remember_usual(obj: Pod | Node, key: str, names: bool) -> None:
+def _remember_usual(obj: Pod | Node, key: BodyKey, names: bool) -> None:
     """Remember ``obj``'s body for :func:`_read_usual` if it was found clean."""
     kind = type(obj).__name__
     if _body_problems.get((kind, key, names)) != ():
@@ -532,7 +534,7 @@ def _remember_usual(obj: Pod | Node, key: str, names: bool) -> None:
         _remember(_usual_bodies, (kind, key, names), (obj.spec, obj.status))
 
 
-def _read_usual(data: dict[Any, Any], key: str, names: bool) -> KubeObject | None:
+def _read_usual(data: dict[Any, Any], key: BodyKey, names: bool) -> KubeObject | None:
     """``read_manifest(data)`` for a Pod or Node of the usual shape whose body (of
     ``body_key`` ``key``) was read before; None for anything else, and for any problem
     (the full path then reports it)."""

@@ -178,7 +178,7 @@ class Reflector:
         # What the API server should not have accepted is logged and skipped (fields
         # ksched does not know are not errors here: the server may be newer).
         try:
-            problems, obj = validate_and_read(data, strict=False)
+            problems, obj = validate_and_read(data, strict=False, from_json=True)
             if obj is None:
                 errors = [p for p in problems if not p.warning]
                 raise ManifestError("; ".join(f"{p.path}: {p.body()}" for p in errors[:3]))
