@@ -110,7 +110,7 @@ def _pure(evals: int) -> dict[str, Any]:
         }
     )
     env = celpy.Environment()
-    functions = {"quantity": quantity, "compareTo": compare_to}
+    functions: dict[str, Any] = {"quantity": quantity, "compareTo": compare_to}
 
     def compile_() -> Any:
         return env.program(env.compile(EXPR), functions=functions)
