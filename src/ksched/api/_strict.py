@@ -525,23 +525,27 @@ def _is_list(value: Any) -> bool:
     return type(value) is list or isinstance(value, list)
 
 
+def _join(path: str, key: Any) -> str:
+    return f"{path}.{key}" if path else str(key)
+
+
 def _walk(schema: Schema, data: Mapping[str, Any], path: str) -> Iterator[str | FieldProblem]:
     """The unknown fields and wrong shapes under ``data`` (at ``path``), in order; a path
     is only spelled out for a field that is yielded or walked into."""
     for key, value in data.items():
         sub = schema.get(key) if type(key) is str or isinstance(key, str) else None
         if sub is None:
-            yield f"{path}.{key}" if path else str(key)
+            yield _join(path, key)
         elif sub is OPAQUE or value is None:
             continue
         elif sub is MAP:
             if not _is_mapping(value):
-                yield _wrong_type(f"{path}.{key}" if path else key, "a mapping", value)
+                yield _wrong_type(_join(path, key), "a mapping", value)
         elif sub is LIST:
             if not _is_list(value):
-                yield _wrong_type(f"{path}.{key}" if path else key, "a list", value)
+                yield _wrong_type(_join(path, key), "a list", value)
         elif type(sub) is list:
-            here = f"{path}.{key}" if path else key
+            here = _join(path, key)
             if not _is_list(value):
                 yield _wrong_type(here, "a list", value)
                 continue
@@ -551,9 +555,9 @@ def _walk(schema: Schema, data: Mapping[str, Any], path: str) -> Iterator[str | 
                 elif item is not None:
                     yield _wrong_type(f"{here}[{i}]", "a mapping", item)
         elif _is_mapping(value):
-            yield from _walk(sub, value, f"{path}.{key}" if path else key)
+            yield from _walk(sub, value, _join(path, key))
         else:
-            yield _wrong_type(f"{path}.{key}" if path else key, "a mapping", value)
+            yield _wrong_type(_join(path, key), "a mapping", value)
 
 
 def schema_problems(kind: str, data: Mapping[str, Any]) -> list[str | FieldProblem]:
