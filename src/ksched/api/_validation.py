@@ -453,6 +453,7 @@ def read_manifest(
     strict: bool = True,
     warnings: MutableSequence[str] | None = None,
     names: bool = True,
+    from_json: bool = False,
 ) -> KubeObject:
     """One object from a user's manifest: checked as the API server checks it, then read.
 
@@ -463,6 +464,8 @@ def read_manifest(
         warnings: where the warnings go, one line each (``Kind ns/name: message``).
         names: hold object names to DNS-1123 (False for Scenario files, whose cases
             keep upstream unit tests' names such as ``nodeA``).
+        from_json: ``data`` is a JSON decoder's output: its body is keyed by the
+            cheaper key (see ``body_key``).
 
     Raises:
         ManifestError: unknown kind, missing name, a malformed field or a value the API
@@ -470,18 +473,23 @@ def read_manifest(
             per problem.
     """
     try:
-        return _read_manifest(data, strict, warnings, names)
+        return _read_manifest(data, strict, warnings, names, from_json)
     except RecursionError:  # a dict from JSON nested thousands deep
         raise ManifestError("object nested too deeply to read") from None
 
 
 def _read_manifest(
-    data: object, strict: bool, warnings: MutableSequence[str] | None, names: bool
+    data: object,
+    strict: bool,
+    warnings: MutableSequence[str] | None,
+    names: bool,
+    from_json: bool,
 ) -> KubeObject:
     key = None
     if type(data) is dict or isinstance(data, Mapping):
         kind = store_kind(data)
-        key = body_key(kind, data)  # one key for the short way, the checks and the reading
+        # One key for the short way, the checks and the reading.
+        key = body_key(kind, data, from_json=from_json)
         if key is not None and type(data) is dict:
             usual = _read_usual(data, key, names)
             if usual is not None:

@@ -65,7 +65,8 @@ def input_files(paths: Sequence[str | Path]) -> list[Path]:
 
 def _documents(
     path: Path, *, strict: bool = True, warnings: MutableSequence[str] | None = None
-) -> list[Any]:
+) -> tuple[list[Any], bool]:
+    """The file's documents, and whether the json module decoded them."""
     try:
         text = path.read_text()
     except OSError as exc:
@@ -81,9 +82,9 @@ def _documents(
         except ValueError:
             pass
         else:
-            return [] if doc is None else [doc]
+            return ([] if doc is None else [doc]), True
     try:
-        return read_yaml(text, str(path), strict=strict, warnings=warnings)
+        return read_yaml(text, str(path), strict=strict, warnings=warnings), False
     except YamlInputError as exc:
         raise InputError(str(exc)) from None
 
@@ -112,7 +113,7 @@ def load_config_file(
         InputError: the file cannot be read or is not YAML.
         ConfigError: an invalid field; the message starts with the file name.
     """
-    docs = _documents(Path(path), strict=strict, warnings=warnings)
+    docs, _ = _documents(Path(path), strict=strict, warnings=warnings)
     if len(docs) != 1:
         raise InputError(f"{path}: expected one KubeSchedulerConfiguration, got {len(docs)}")
     data = docs[0]
@@ -143,10 +144,10 @@ class _Collected:
     objects: list[KubeObject] = attrs.field(factory=list)
     defined_in: dict[tuple[str, str], str] = attrs.field(factory=dict)
 
-    def add_object(self, data: Any, where: str) -> None:
+    def add_object(self, data: Any, where: str, *, from_json: bool = False) -> None:
         found: list[str] = []
         try:
-            obj = read_manifest(data, strict=self.strict, warnings=found)
+            obj = read_manifest(data, strict=self.strict, warnings=found, from_json=from_json)
         except ManifestError as exc:
             lines = str(exc).splitlines()
             raise InputError("\n".join(f"{where}: {line}" for line in lines)) from None
@@ -189,7 +190,7 @@ def load_inputs(
         raise InputError("no input: give a scenario or manifest file (-f FILE_OR_DIR)")
     got = _Collected(strict=strict, warnings=warnings)
     for path in files:
-        docs = _documents(path, strict=strict, warnings=warnings)
+        docs, from_json = _documents(path, strict=strict, warnings=warnings)
         for where, doc in _document_places(path, docs):
             kind = doc.get("kind") if isinstance(doc, Mapping) else None
             if kind == "Scenario":
@@ -205,10 +206,10 @@ def load_inputs(
                 if not isinstance(items, list):
                     raise InputError(f"{where}: items: expected a list")
                 for j, item in enumerate(items):
-                    got.add_object(item, f"{where}: items[{j}]")
+                    got.add_object(item, f"{where}: items[{j}]", from_json=from_json)
                     items[j] = None  # read: its memory goes to the next objects
             else:
-                got.add_object(doc, where)
+                got.add_object(doc, where, from_json=from_json)
     if len(got.scenarios) > 1:
         names = ", ".join(s.path for s in got.scenarios)
         raise InputError(f"one Scenario at a time, got {len(got.scenarios)}: {names}")

@@ -84,6 +84,9 @@ class Framework:
         "fast",
         "filters_async",
         "group_plugin",
+        "has_filter_plugins",
+        "has_post_filter_plugins",
+        "has_score_plugins",
         "parallelism",
         "percentage_of_nodes_to_score",
         "plugins",
@@ -115,6 +118,10 @@ class Framework:
         self.parallelism = parallelism
         self.waiting_pods = waiting_pods
         self.filters_async, self.scores_async = p.filters_async, p.scores_async
+        # Which points have plugins at all (read once per cycle; the set never changes).
+        self.has_filter_plugins = bool(p.filter)
+        self.has_score_plugins = bool(p.score)
+        self.has_post_filter_plugins = bool(p.post_filter)
         self.group_plugin, self.sort_key, self.row_key = p.group_plugin, p.sort_key, p.row_key
         self.batch = OpportunisticBatch(p.signers) if not p.unsigned else None
         """The profile's opportunistic batching, or None when a plugin cannot sign pods."""
@@ -140,19 +147,7 @@ class Framework:
     @property
     def use_row_cache(self) -> bool:
         """Whether kept masks and columns are read for equal pods (``fast.use_row_cache``)."""
-        return self.fast.use_row_cache
-
-    @property
-    def has_filter_plugins(self) -> bool:
-        return bool(self.set.filter)
-
-    @property
-    def has_score_plugins(self) -> bool:
-        return bool(self.set.score)
-
-    @property
-    def has_post_filter_plugins(self) -> bool:
-        return bool(self.set.post_filter)
+        return self.fast.kept.use_row_cache
 
     def plugins_at(self, point: str) -> list[tuple[str, Plugin]]:
         """The enabled plugins at an extension point, in the order they run."""
@@ -245,6 +240,9 @@ class Framework:
                 except Exception as exc:
                     evaluated.append(call.plugin)
                     return None, fault_status(call.plugin, "PreFilter", exc), set()
+                if out is None:  # the usual answer: nothing to narrow, nothing to skip
+                    evaluated.append(call.plugin)
+                    continue
                 if isinstance(out, Status) and out.code is Code.SKIP:
                     skipped.add(call.plugin)
                     continue

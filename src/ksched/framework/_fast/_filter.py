@@ -124,18 +124,20 @@ class BatchFilter:
         """Filter with batch masks; None when no plugin has a batch form for this pod."""
         recorder = state.metrics if state.record_plugin_metrics else None
         filters = self.fw.calls_for(state, FILTER, self.set.filter)
-        p = _Pass(state, pod, table, filters, start, limit, nominated_for, nominated_nodes,
-                  need_statuses, recorder)  # fmt: skip
         # Verdicts can be kept by row for this pod's key: every Filter reads its own node.
+        key: Hashable | None = None
         skip = state.skip_filter_plugins
         if row_key is not None and recorder is None and nodes is table.infos:
-            p.key = (row_key, skip) if self._filters_local(skip) else None
+            key = (row_key, skip) if self._filters_local(skip) else None
         paths = self.kept
-        keeps_mask = p.key is not None and paths.use_row_cache
-        if keeps_mask and not need_statuses and not p.has_nominated:
-            fast = self._from_kept_mask(p)
+        has_nominated = nominated_for is not None and bool(nominated_nodes)
+        keeps_mask = key is not None and paths.use_row_cache
+        if keeps_mask and not need_statuses and not has_nominated:
+            fast = self._from_kept_mask(state, pod, table, filters, key, start, limit)
             if fast is not None:
                 return fast
+        p = _Pass(state, pod, table, filters, start, limit, nominated_for, nominated_nodes,
+                  need_statuses, recorder, key)  # fmt: skip
         if p.key is not None and paths.verdict_cache:
             p.kept_rows = self._kept_row_verdicts(p)
         if p.kept_rows is not None:
@@ -180,20 +182,29 @@ class BatchFilter:
 
     # ---- the whole-table mask -----------------------------------------------------
 
-    def _from_kept_mask(self, p: _Pass) -> FilterOutcome | None:
+    def _from_kept_mask(
+        self,
+        state: CycleState,
+        pod: Pod,
+        table: NodeTable,
+        filters: Sequence[PluginCall],
+        key: Hashable,
+        start: int,
+        limit: int,
+    ) -> FilterOutcome | None:
         """The hot path for a pod like an earlier one: the kept mask, only the rows changed
         since judged again (the whole-table scan is the same as below)."""
-        state, pod, filters, infos = p.state, p.pod, p.filters, p.table.infos
+        infos = table.infos
 
         def judge(row: int) -> bool | None:
             status = run_filters_sync(filters, state, pod, infos[row])
             return None if status.code is Code.ERROR else status.is_success
 
-        kept = self.kept.row_cache.mask(p.key, p.table, judge)
+        kept = self.kept.row_cache.mask(key, table, judge)
         if kept is None:
             return None
-        scanned = first_passing_rows(kept[0], p.start, p.limit, kept[1])
-        return _feasible_rows(p.table, *scanned) if scanned is not None else None
+        scanned = first_passing_rows(kept[0], start, limit, kept[1])
+        return _feasible_rows(table, *scanned) if scanned is not None else None
 
     def _kept_row_verdicts(self, p: _Pass) -> RowVerdicts | None:
         """Every row's verdict, kept once a cycle needed every node's status (a pod that
