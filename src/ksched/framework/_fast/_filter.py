@@ -146,9 +146,9 @@ class BatchFilter:
             self._batch_masks(p)
         if p.mask is None:
             return None
-        if keeps_mask and not need_statuses and not p.has_nominated and not p.per_node:
+        if keeps_mask and not need_statuses and not has_nominated and not p.per_node:
             paths.row_cache.keep_mask(p.key, table, p.mask)
-        if nodes is table.infos and not p.per_node and not p.has_nominated and not need_statuses:
+        if nodes is table.infos and not p.per_node and not has_nominated and not need_statuses:
             scanned = first_passing_rows(p.mask, start, limit)
             if scanned is not None:
                 return _feasible_rows(table, *scanned)
