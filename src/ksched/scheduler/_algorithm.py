@@ -11,7 +11,7 @@ highest total (ties drawn uniformly). Nothing is assumed or bound here.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 
 import attrs
 import numpy as np
@@ -64,6 +64,8 @@ class _Feasible:
     hint: _Hint
     rows: IntArray | None = None
     first: bool = False
+    row_key: Hashable | None = None
+    """The pod's key for the kept rows (None: nothing is kept for it)."""
 
 
 NO_NODES = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("no nodes available to schedule pods",))
@@ -138,7 +140,8 @@ class SchedulingAlgorithm:
                 attempt.tried_first(first, hinted=not nominated)
                 return _Feasible([passed], hint=hint, first=True)
         nodes = self._narrowed(all_nodes, pre_result, rejectors, statuses)
-        outcome = await self.find_nodes_that_pass_filters(fw, state, pod, nodes, attempt)
+        row_key = fw.row_key(pod) if fw.use_row_cache else None
+        outcome = await self.find_nodes_that_pass_filters(fw, state, pod, nodes, row_key, attempt)
         statuses.update(outcome.statuses)
         if outcome.error is not None:
             return outcome.error
@@ -156,7 +159,7 @@ class SchedulingAlgorithm:
                 statuses=statuses,
                 unschedulable_plugins=outcome.unschedulable_plugins | rejectors,
             )
-        return _Feasible(feasible, hint=hint, rows=rows)
+        return _Feasible(feasible, hint=hint, rows=rows, row_key=row_key)
 
     async def _evaluate_first(
         self, fw: Framework, state: CycleState, pod: Pod, name: str, statuses: NodeToStatus
@@ -207,6 +210,7 @@ class SchedulingAlgorithm:
         state: CycleState,
         pod: Pod,
         nodes: Sequence[NodeInfo],
+        row_key: Hashable | None,
         attempt: Attempt,
     ) -> FilterOutcome:
         """Filter from where the last cycle stopped, until enough nodes are feasible.
@@ -233,7 +237,7 @@ class SchedulingAlgorithm:
             nominated_nodes=st.queue.nominated_node_names() if has_nominated else (),
             table=st.snapshot.table,
             need_statuses=attempt.report is not None,
-            row_key=fw.row_key(pod) if fw.use_row_cache else None,
+            row_key=row_key,
         )
         attempt.filtered(outcome)
         all_nodes = len(st.snapshot)
@@ -259,7 +263,7 @@ class SchedulingAlgorithm:
             nodes,
             table=self.state.snapshot.table,
             rows=feasible.rows,
-            row_key=fw.row_key(pod) if fw.use_row_cache else None,
+            row_key=feasible.row_key,
             plugin_scores=attempt.report is not None,
         )
         if scores.error is not None:
