@@ -317,8 +317,9 @@ def body_key(kind: str, data: Mapping[str, Any], *, from_json: bool = False) -> 
 
     With ``from_json`` (``data`` came from a JSON decoder: only dicts, lists, strings,
     numbers, booleans and None) the key is the bodies' orjson serialization, about 8x
-    cheaper than a ``repr`` and equal exactly when the bodies are; a body holding None
-    (which serializes like NaN) or anything orjson does not take is keyed by ``repr``.
+    cheaper than a ``repr`` and equal exactly when the bodies are; a body whose
+    serialization holds ``null`` anywhere (None and NaN both serialize so) or that orjson
+    does not take is keyed by ``repr``.
     """
     fields = BODY_FIELDS.get(kind)
     if fields is None:

@@ -86,7 +86,14 @@ class _Pass:
 
     @property
     def has_nominated(self) -> bool:
-        return self.nominated_for is not None and bool(self.nominated_nodes)
+        return _has_nominated(self.nominated_for, self.nominated_nodes)
+
+
+def _has_nominated(
+    nominated_for: Callable[[str], Sequence[PodInfo]] | None, nominated_nodes: Collection[str]
+) -> bool:
+    """Whether some node examined holds nominated pods (they are then judged one by one)."""
+    return nominated_for is not None and bool(nominated_nodes)
 
 
 class BatchFilter:
@@ -130,7 +137,7 @@ class BatchFilter:
         if row_key is not None and recorder is None and nodes is table.infos:
             key = (row_key, skip) if self._filters_local(skip) else None
         paths = self.kept
-        has_nominated = nominated_for is not None and bool(nominated_nodes)
+        has_nominated = _has_nominated(nominated_for, nominated_nodes)
         keeps_mask = key is not None and paths.use_row_cache
         if keeps_mask and not need_statuses and not has_nominated:
             fast = self._from_kept_mask(state, pod, table, filters, key, start, limit)
