@@ -10,6 +10,7 @@ from ksched.bench._metrics import (
     Collector,
     histogram_data,
     percentile,
+    poll_end,
     throughput_samples,
     unsampled,
 )
@@ -53,6 +54,27 @@ def test_binds_after_the_last_tick_are_unsampled() -> None:
     assert unsampled(binds, 0.0, end) == 900
     # A bind exactly on the last tick is counted by it.
     assert unsampled([0.5, 1.0, 2.0], 0.0, 2.0) == 0
+
+
+def test_the_window_ends_at_the_wait_poll_that_sees_the_last_bind() -> None:
+    # waitUntilPodsScheduledInNamespace polls every second from when the pods were created,
+    # at once first; the collector samples until that poll returns.
+    assert poll_end(created=0.3, last_bind=5.82) == pytest.approx(6.3)
+    assert poll_end(created=0.3, last_bind=0.1) == 0.3  # all bound before the first poll
+    assert poll_end(created=0.3, last_bind=1.3) == pytest.approx(1.3)  # on a poll: that one
+
+
+def test_a_tick_before_the_poll_samples_the_tail() -> None:
+    # The burst of the test above ends at 3.39; pods created at 0.2, so the wait's poll at
+    # 4.2 sees it, and the collector's tick at 4.0 counts the 900 (4 ticks sampled).
+    binds = [0.5] + [1.5] * 4 + [2.5] * 6 + [3.3 + i / 10_000 for i in range(900)]
+    end = poll_end(created=0.2, last_bind=binds[-1])
+    assert throughput_samples(binds, start=0.0, end=end) == [4.0, 6.0, 900.0]
+    assert unsampled(binds, 0.0, end) == 0
+    # Created at 0.6, the poll at 3.6 comes before the tick at 4: the tail stays unsampled.
+    late = poll_end(created=0.6, last_bind=binds[-1])
+    assert throughput_samples(binds, start=0.0, end=late) == [4.0, 6.0]
+    assert unsampled(binds, 0.0, late) == 900
 
 
 def test_summary_and_short_run_fallback() -> None:

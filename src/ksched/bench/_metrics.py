@@ -6,6 +6,12 @@ polling. Throughput is computed afterwards from the bind timestamps with upstrea
 sampling rule: a tick every second from the start of the measured op; the first tick that
 sees a scheduled pod only sets the baseline; a tick with no new pod is skipped and the next
 sample is repeated for the skipped ticks; percentiles are ``sorted[ceil(n*p/100)-1]``.
+
+# scheduler_perf.go waitUntilPodsScheduledInNamespace, runWorkload (createPods)
+The measured op ends when upstream's wait notices its last pod bound: the wait polls
+every second from the moment the op's pods are created (the first poll at once), and the
+collector samples until then, so a tick between the last bind and that poll still counts
+the pods bound last (``poll_end``).
 """
 
 from __future__ import annotations
@@ -26,12 +32,16 @@ __all__ = [
     "histogram_data",
     "peak_rss_bytes",
     "percentile",
+    "poll_end",
     "throughput_samples",
     "unsampled",
 ]
 
 SAMPLE_INTERVAL = 1.0
 """throughputSampleInterval."""
+
+WAIT_POLL_INTERVAL = 1.0
+"""The period of waitUntilPodsScheduledInNamespace's poll."""
 
 _OUTCOMES = frozenset({"Bound", "Unschedulable", "SchedulerError", "WaitingOnPermit"})
 
@@ -75,6 +85,14 @@ def throughput_samples(
                 last_count, last_time, skipped = scheduled, tick, 0
         tick += interval
     return samples
+
+
+def poll_end(created: float, last_bind: float, interval: float = WAIT_POLL_INTERVAL) -> float:
+    """When upstream's wait, polling every ``interval`` from ``created`` (at once first),
+    first sees the pod bound at ``last_bind``: the end of the measured op's window."""
+    if last_bind <= created:
+        return created
+    return created + math.ceil((last_bind - created) / interval - 1e-9) * interval
 
 
 def unsampled(bind_times: Sequence[float], start: float, end: float) -> int:

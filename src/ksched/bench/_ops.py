@@ -34,6 +34,7 @@ from ._metrics import (
     histogram_data,
     peak_rss_bytes,
     percentile,
+    poll_end,
     unsampled,
 )
 from ._steady import SIGNATURE_LABEL, create_steadily, signature_value
@@ -126,7 +127,7 @@ class _Runner:
         self.expected: dict[str, int] = {}
         self.node_serial = 0
         self.pod_serial = 0
-        self.measured: tuple[float, float, list[float], list[float], int, bool] | None = None
+        self.measured: tuple[float, float, float, list[float], list[float], int, bool] | None = None
         self.scheduler: Scheduler | None = None
         self.metrics: SchedulerMetrics | None = None
         self.histogram_at_start: list[float] | None = None
@@ -345,6 +346,7 @@ class _Runner:
                     apply(claims[k][1])
                 apply(pod)
             await anyio.lowlevel.checkpoint()
+        created = anyio.current_time()
         if op.skip_wait:
             self.expected[ns] = self.expected.get(ns, 0) + op.count
             return
@@ -358,7 +360,7 @@ class _Runner:
                 f"{got}/{op.count} pods scheduled in namespace {ns}"
             )
         if op.collect_metrics:
-            self.stop_window()
+            self.stop_window(polled_from=created)
 
     def start_window(self, namespaces: tuple[str, ...], selector: Mapping[str, str]) -> None:
         """Open the measured window (plan() has checked that none is open)."""
@@ -372,11 +374,17 @@ class _Runner:
             # upstream resets the registry when the window opens; a window is a difference
             _, self.histogram_at_start = self.metrics.histogram_totals(chosen.name, chosen.labels)
 
-    def stop_window(self) -> None:
-        """Close the measured window and keep its figures (the last window's are reported)."""
+    def stop_window(self, polled_from: float | None = None) -> None:
+        """Close the measured window and keep its figures (the last window's are reported).
+
+        ``polled_from``: when the op's pods were created; upstream's wait for them polls
+        every second from then, and the throughput samples run to the poll that sees the
+        last of them bound (``poll_end``), not to the bind itself.
+        """
         c = self.collector
         start_time = c.measured_start
         end = c.stop_measuring()
+        sampled_to = end if polled_from is None else poll_end(polled_from, end)
         if self.scheduler is not None:
             self.extension_points = _extension_points(self.scheduler)
         chosen = self.plan.workload.metric_threshold
@@ -386,6 +394,7 @@ class _Runner:
         self.measured = (
             start_time,
             end,
+            sampled_to,
             list(c.bind_times),
             list(c.latencies),
             c.attempts,
@@ -515,14 +524,14 @@ async def run_plan(
     except* WorkloadError as group:
         raise _first(group) from None
     assert runner.measured is not None, "plan() guarantees a measured window"
-    start, end, binds, latencies, attempts, estimated = runner.measured
+    start, end, sampled_to, binds, latencies, attempts, estimated = runner.measured
     latencies.sort()
     return RunResult(
         test_case=plan.test_case.name,
         workload=plan.workload.name,
         nodes=plan.nodes,
         measured_pods=len(binds),
-        throughput=Throughput.of(binds, start, end),
+        throughput=Throughput.of(binds, start, sampled_to),
         latency_p50=percentile(latencies, 50),
         latency_p90=percentile(latencies, 90),
         latency_p99=percentile(latencies, 99),
@@ -537,7 +546,7 @@ async def run_plan(
         batched_pods=batched if running.opportunistic_batching else None,
         metric_threshold=chosen if runner.metrics is not None else None,
         metric_data=runner.metric_data,
-        unsampled_pods=unsampled(binds, start, end),
+        unsampled_pods=unsampled(binds, start, sampled_to),
     )
 
 
