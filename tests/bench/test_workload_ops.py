@@ -14,8 +14,8 @@ import trio.testing
 from ksched import InMemoryCluster
 from ksched.bench import WorkloadError, plans
 from ksched.bench._delete import DeletePods, delete_pods
-from ksched.bench._metrics import Collector
-from ksched.bench._ops import run_plan
+from ksched.bench._metrics import Collector, throughput_samples
+from ksched.bench._ops import _Runner, run_plan
 from ksched.bench._steady import create_steadily
 from ksched.bench._template import render
 from ksched.bench._workload import CreatePods, StartCollectingMetrics, UpdateAny
@@ -377,3 +377,29 @@ def test_upstream_files_plan_every_workload(folder: str) -> None:
 
 def test_lower_case_div_and_mod() -> None:
     assert render("t", "{{ div 30 .C }}-{{ mod .I 12 }}", {"C": 7, "I": 25}) == "4-1"
+
+
+@pytest.mark.anyio
+async def test_the_measured_window_runs_to_the_waits_poll(files: Path) -> None:
+    """A createPods op's window closes at the once-a-second poll after its pods were
+    created that sees the last bind (upstream's waitUntilPodsScheduledInNamespace), so
+    the collector's tick between the last bind and that poll samples the burst."""
+    path = workload(files, "  - {opcode: createPods, count: 1, collectMetrics: true}")
+    [plan] = plans(str(path))
+    runner = _Runner(plan, InMemoryCluster(), Collector())
+    start = anyio.current_time()
+    runner.start_window(("ns",), {})
+    await anyio.sleep(0.2)
+    created = anyio.current_time()
+    runner.collector.bind_times.extend(
+        [start + 0.5, start + 1.5, start + 2.5, *(start + 3.3 + i / 10_000 for i in range(900))]
+    )
+    await anyio.sleep(3.4 - 0.2)
+    runner.stop_window(polled_from=created)
+    assert runner.measured is not None
+    began, last_bind, sampled_to = runner.measured[:3]
+    assert began == start
+    assert last_bind == pytest.approx(start + 3.4)
+    assert sampled_to == pytest.approx(created + 4.0)  # the poll at 4.2 after 3.39
+    binds = runner.measured[3]
+    assert throughput_samples(binds, began, sampled_to) == [1.0, 1.0, 900.0]
