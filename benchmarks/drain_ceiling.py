@@ -16,6 +16,7 @@ import argparse
 import anyio
 
 from ksched.kube import KubeClient, TokenBucket, load_kubeconfig
+from ksched.kube._run import BINDING_IN_FLIGHT
 
 NS = "bench"
 
@@ -48,7 +49,12 @@ def main() -> int:
     parser.add_argument("--kubeconfig", required=True)
     parser.add_argument("--nodes", type=int, required=True)
     parser.add_argument("--pods", type=int, required=True)
-    parser.add_argument("--in-flight", type=int, default=8, help="default: KubeClient's 8")
+    parser.add_argument(
+        "--in-flight",
+        type=int,
+        default=BINDING_IN_FLIGHT,
+        help=f"default: ksched run's binding client's {BINDING_IN_FLIGHT}",
+    )
     args = parser.parse_args()
     anyio.run(drain, args.kubeconfig, args.nodes, args.pods, args.in_flight)
     return 0

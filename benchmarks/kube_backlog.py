@@ -46,6 +46,7 @@ sys.path.insert(0, str(HERE.parent / "tests" / "kube"))
 from _plane import TOKEN, ControlPlane, assets_dir, missing  # noqa: E402
 
 from ksched.kube import KubeClient, KubeCluster, KubeConfig, TokenBucket  # noqa: E402
+from ksched.kube._run import BINDING_IN_FLIGHT  # noqa: E402
 
 RESULTS = HERE / "results" / "kube_backlog.json"
 NS = "bench"
@@ -276,7 +277,7 @@ def one_round(
     qps: int,
     burst: int,
     baseline: str | None = None,
-    in_flight: int = 8,
+    in_flight: int = BINDING_IN_FLIGHT,
 ) -> dict[str, Any]:
     plane = ControlPlane().start()
     try:
@@ -310,7 +311,10 @@ def main() -> int:
         help="also run benchmarks/drain_ceiling.py: binds with no scheduling (the ceiling)",
     )
     parser.add_argument(
-        "--ceiling-in-flight", type=int, default=8, help="the ceiling's requests at once"
+        "--ceiling-in-flight",
+        type=int,
+        default=BINDING_IN_FLIGHT,
+        help="the ceiling's requests at once (default: ksched run's binding client's)",
     )
     parser.add_argument("--out", type=Path, default=RESULTS, help=f"default {RESULTS}")
     args = parser.parse_args()

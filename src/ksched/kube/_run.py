@@ -36,6 +36,13 @@ log = logging.getLogger("ksched.kube")
 STALL_SECONDS = 60.0
 """readyz fails when the leader's loop has pods to schedule but started none this long."""
 
+BINDING_IN_FLIGHT = 32
+"""Requests the scheduling client (bindings, status patches) sends at once. A binding's
+round trip is mostly the API server's etcd commit, 15-25 ms on loopback, so binds per
+second are about this number over that time; kube-scheduler's HTTP/2 client has no such
+cap. With 8, a backlog's bindings waited for a slot (median 53 ms each) while the API
+server had cores to spare (benchmarks/RESULTS.md, wave 15)."""
+
 
 @attrs.frozen(kw_only=True)
 class RunOptions:
@@ -101,7 +108,11 @@ async def run(config: SchedulerConfig, kube: KubeConfig, options: RunOptions) ->
         metrics = SchedulerMetrics()
         rest_metrics = RestClientMetrics(metrics.registry)
         client = KubeClient(
-            http, TokenBucket(conn.qps, conn.burst), watch_http=watch_http, metrics=rest_metrics
+            http,
+            TokenBucket(conn.qps, conn.burst),
+            watch_http=watch_http,
+            metrics=rest_metrics,
+            max_in_flight=BINDING_IN_FLIGHT,
         )
         event_client = KubeClient(
             event_http, TokenBucket(conn.qps, conn.burst), metrics=rest_metrics
