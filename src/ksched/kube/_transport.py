@@ -1,9 +1,11 @@
-"""A lean HTTP/1.1 keep-alive transport for httpx, on anyio streams and h11.
+"""A lean HTTP/1.1 keep-alive transport for httpx, on anyio streams.
 
 httpcore's pool rescans every connection on each request and checks each one's liveness
 through anyio's typed attributes; at thousands of binding POSTs a second that costs more
 than the request itself. Here idle connections wait in a LIFO stack, their liveness is one
-``select`` on the socket kept at connect time, and nothing else is scanned.
+``select`` on the socket kept at connect time, and nothing else is scanned. Whole
+exchanges (``fetch``) are written and read by ``_http1``; streamed ones (watches, httpx's
+requests) by h11.
 """
 
 from __future__ import annotations
@@ -12,8 +14,8 @@ import contextlib
 import select
 import socket
 import ssl
-from collections.abc import AsyncIterator
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, TypeVar
 
 import anyio
 import anyio.abc
@@ -21,19 +23,28 @@ import anyio.streams.tls
 import h11
 import httpx
 
+from ._http1 import read_response, receive_into, request_bytes
+
 __all__ = ["KeepAliveTransport"]
+
+T = TypeVar("T")
 
 READ_SIZE = 65536
 IDEMPOTENT = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS"})
 
 
 class _Connection:
-    """One socket and its h11 state machine."""
+    """One socket, its h11 state machine (streamed exchanges) and the bytes read past the
+    last whole exchange (empty whenever the connection is idle)."""
 
     def __init__(self, stream: anyio.abc.ByteStream, sock: socket.socket | None) -> None:
         self.stream = stream
         self.sock = sock
         self.h11 = h11.Connection(h11.CLIENT)
+        self.buffer = bytearray()
+
+    async def read_more(self) -> bool:
+        return await receive_into(self.stream, self.buffer)
 
     def is_dead(self) -> bool:
         """An idle keep-alive socket that is readable was closed by the server (or sent
@@ -170,46 +181,22 @@ class KeepAliveTransport(httpx.AsyncBaseTransport):
             await conn.aclose()
         return await self._connect(url, timeout), False
 
-    async def _exchange(
+    async def _attempts(
         self,
         url: httpx.URL,
         method: str,
-        target: bytes,
-        headers: list[tuple[bytes, bytes]],
-        body: bytes,
-        timeouts: dict[str, float | None],
-    ) -> tuple[_Connection, h11.Response]:
-        """Send one request and read the response head; the body is the caller's."""
-        read_timeout = timeouts.get("read")
-        if body and not any(k.lower() == b"content-length" for k, _ in headers):
-            headers = [*headers, (b"Content-Length", str(len(body)).encode())]
+        connect_timeout: float | None,
+        exchange: Callable[[_Connection], Awaitable[T]],
+    ) -> T:
+        """``exchange`` on a pooled or new connection, which is closed if it fails; once
+        more on a new one when a reused connection turns out closed by the server (if
+        the request may have been taken, only when repeating it is harmless)."""
         for attempt in range(2):
-            conn, reused = await self._checkout(url, timeouts.get("connect"))
+            conn, reused = await self._checkout(url, connect_timeout)
             try:
-                wire = conn.h11.send(h11.Request(method=method, target=target, headers=headers))
-                if body:
-                    wire += conn.h11.send(h11.Data(data=body))
-                wire += conn.h11.send(h11.EndOfMessage())
-                try:
-                    write_timeout = timeouts.get("write")
-                    if write_timeout is None:
-                        await conn.stream.send(wire)
-                    else:
-                        with anyio.fail_after(write_timeout):
-                            await conn.stream.send(wire)
-                except TimeoutError as exc:
-                    raise httpx.WriteTimeout("timed out sending the request") from exc
-                except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
-                    raise httpx.WriteError(str(exc) or repr(exc)) from exc
-                event = await conn.receive_event(read_timeout)
-                while isinstance(event, h11.InformationalResponse):
-                    event = await conn.receive_event(read_timeout)
-                if isinstance(event, h11.ConnectionClosed):
-                    raise httpx.RemoteProtocolError("server closed the connection")
+                return await exchange(conn)
             except (httpx.WriteError, httpx.RemoteProtocolError, httpx.ReadError) as exc:
                 await conn.aclose()
-                # A reused connection the server had just closed: once more on a new one
-                # (if the request may have been taken, only when repeating it is harmless).
                 unsent = isinstance(exc, httpx.WriteError)
                 if reused and attempt == 0 and (unsent or method in IDEMPOTENT):
                     continue
@@ -220,9 +207,51 @@ class KeepAliveTransport(httpx.AsyncBaseTransport):
             except BaseException:
                 await conn.aclose()
                 raise
+        raise AssertionError("unreachable")
+
+    @staticmethod
+    async def _send(conn: _Connection, wire: bytes, timeout: float | None) -> None:
+        try:
+            if timeout is None:
+                await conn.stream.send(wire)
+            else:
+                with anyio.fail_after(timeout):
+                    await conn.stream.send(wire)
+        except TimeoutError as exc:
+            raise httpx.WriteTimeout("timed out sending the request") from exc
+        except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
+            raise httpx.WriteError(str(exc) or repr(exc)) from exc
+
+    async def _exchange(
+        self,
+        url: httpx.URL,
+        method: str,
+        target: bytes,
+        headers: list[tuple[bytes, bytes]],
+        body: bytes,
+        timeouts: dict[str, float | None],
+    ) -> tuple[_Connection, h11.Response]:
+        """Send one request through h11 and read the response head; the body is the
+        caller's."""
+        read_timeout = timeouts.get("read")
+        if body and not any(k.lower() == b"content-length" for k, _ in headers):
+            headers = [*headers, (b"Content-Length", str(len(body)).encode())]
+
+        async def exchange(conn: _Connection) -> tuple[_Connection, h11.Response]:
+            wire = conn.h11.send(h11.Request(method=method, target=target, headers=headers))
+            if body:
+                wire += conn.h11.send(h11.Data(data=body))
+            wire += conn.h11.send(h11.EndOfMessage())
+            await self._send(conn, wire, timeouts.get("write"))
+            event = await conn.receive_event(read_timeout)
+            while isinstance(event, h11.InformationalResponse):
+                event = await conn.receive_event(read_timeout)
+            if isinstance(event, h11.ConnectionClosed):
+                raise httpx.RemoteProtocolError("server closed the connection")
             assert isinstance(event, h11.Response)
             return conn, event
-        raise AssertionError("unreachable")
+
+        return await self._attempts(url, method, timeouts.get("connect"), exchange)
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         timeouts = request.extensions.get("timeout") or {}
@@ -271,18 +300,24 @@ class KeepAliveTransport(httpx.AsyncBaseTransport):
         # One deadline for the whole exchange (read + write) instead of one per socket
         # operation: a cancel scope per receive costs as much as the receive.
         limits = [t for t in (timeouts.get("read"), timeouts.get("write")) if t is not None]
-        untimed = {"connect": timeouts.get("connect"), "read": None, "write": None}
+        wire = request_bytes(method, target, headers, body)
+
+        async def exchange(conn: _Connection) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
+            if conn.h11.our_state is not h11.IDLE or conn.h11.trailing_data[0]:
+                raise httpx.WriteError("connection left mid-exchange: not used")
+            await self._send(conn, wire, None)
+            status, head, content, keep_alive = await read_response(conn, method)
+            if keep_alive and not conn.buffer:
+                self._release(conn)
+            else:
+                await conn.aclose()
+            return status, head, content
+
         try:
             with anyio.fail_after(sum(limits) if limits else None):
-                conn, head = await self._exchange(url, method, target, headers, body, untimed)
-                reader = _Body(self, conn, None)
-                try:
-                    content = b"".join([chunk async for chunk in reader])
-                finally:
-                    await reader.aclose()
+                return await self._attempts(url, method, timeouts.get("connect"), exchange)
         except TimeoutError as exc:
             raise httpx.ReadTimeout(f"{method} {target.decode()} timed out") from exc
-        return head.status_code, list(head.headers.raw_items()), content
 
     async def aclose(self) -> None:
         idle, self._idle = self._idle, []
