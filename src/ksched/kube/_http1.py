@@ -19,13 +19,14 @@ import anyio
 import anyio.abc
 import httpx
 
-__all__ = ["Response", "Source", "read_response", "receive_into", "request_bytes"]
+__all__ = ["READ_SIZE", "Response", "Source", "read_response", "receive_into", "request_bytes"]
 
 MAX_HEAD = 64 * 1024
 """The most bytes a response head (status line and headers) may take."""
 MAX_LINE = 1024
 """The most bytes a chunk-size line (or one trailer line) may take."""
 READ_SIZE = 65536
+"""The most bytes one read of a connection takes."""
 
 _TOKEN = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 _CHUNK_SIZE = re.compile(rb"[0-9A-Fa-f]{1,16}")

@@ -23,13 +23,12 @@ import anyio.streams.tls
 import h11
 import httpx
 
-from ._http1 import read_response, receive_into, request_bytes
+from ._http1 import READ_SIZE, read_response, receive_into, request_bytes
 
 __all__ = ["KeepAliveTransport"]
 
 T = TypeVar("T")
 
-READ_SIZE = 65536
 IDEMPOTENT = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS"})
 
 
