@@ -396,10 +396,9 @@ async def test_the_measured_window_runs_to_the_waits_poll(files: Path) -> None:
     )
     await anyio.sleep(3.4 - 0.2)
     runner.stop_window(polled_from=created)
-    assert runner.measured is not None
-    began, last_bind, sampled_to = runner.measured[:3]
-    assert began == start
-    assert last_bind == pytest.approx(start + 3.4)
-    assert sampled_to == pytest.approx(created + 4.0)  # the poll at 4.2 after 3.39
-    binds = runner.measured[3]
-    assert throughput_samples(binds, began, sampled_to) == [1.0, 1.0, 900.0]
+    window = runner.measured
+    assert window is not None
+    assert window.start == start
+    assert window.end == pytest.approx(start + 3.4)
+    assert window.sampled_to == pytest.approx(created + 4.0)  # the poll at 4.2 after 3.39
+    assert throughput_samples(window.binds, window.start, window.sampled_to) == [1.0, 1.0, 900.0]

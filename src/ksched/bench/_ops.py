@@ -83,6 +83,21 @@ OP_TIMEOUT = 600.0
 
 
 @attrs.frozen(kw_only=True)
+class _Window:
+    """What the measured window saw, kept when it closes."""
+
+    start: float
+    end: float
+    """When the last measured pod was bound."""
+    sampled_to: float
+    """Where the throughput samples end: upstream's wait poll after ``end``."""
+    binds: list[float]
+    latencies: list[float]
+    attempts: int
+    latency_estimated: bool
+
+
+@attrs.frozen(kw_only=True)
 class RunResult:
     """The measurements of one run of one workload."""
 
@@ -127,7 +142,7 @@ class _Runner:
         self.expected: dict[str, int] = {}
         self.node_serial = 0
         self.pod_serial = 0
-        self.measured: tuple[float, float, float, list[float], list[float], int, bool] | None = None
+        self.measured: _Window | None = None
         self.scheduler: Scheduler | None = None
         self.metrics: SchedulerMetrics | None = None
         self.histogram_at_start: list[float] | None = None
@@ -391,14 +406,14 @@ class _Runner:
         if self.metrics is not None and chosen is not None and self.histogram_at_start:
             bounds, now = self.metrics.histogram_totals(chosen.name, chosen.labels)
             self.metric_data = histogram_data(bounds, self.histogram_at_start, now)
-        self.measured = (
-            start_time,
-            end,
-            sampled_to,
-            list(c.bind_times),
-            list(c.latencies),
-            c.attempts,
-            c.latency_estimated,
+        self.measured = _Window(
+            start=start_time,
+            end=end,
+            sampled_to=sampled_to,
+            binds=list(c.bind_times),
+            latencies=list(c.latencies),
+            attempts=c.attempts,
+            latency_estimated=c.latency_estimated,
         )
 
     async def barrier(self, op: Barrier) -> None:
@@ -524,20 +539,20 @@ async def run_plan(
     except* WorkloadError as group:
         raise _first(group) from None
     assert runner.measured is not None, "plan() guarantees a measured window"
-    start, end, sampled_to, binds, latencies, attempts, estimated = runner.measured
-    latencies.sort()
+    window = runner.measured
+    binds, latencies = window.binds, sorted(window.latencies)
     return RunResult(
         test_case=plan.test_case.name,
         workload=plan.workload.name,
         nodes=plan.nodes,
         measured_pods=len(binds),
-        throughput=Throughput.of(binds, start, sampled_to),
+        throughput=Throughput.of(binds, window.start, window.sampled_to),
         latency_p50=percentile(latencies, 50),
         latency_p90=percentile(latencies, 90),
         latency_p99=percentile(latencies, 99),
-        latency_estimated=estimated,
-        attempts=attempts,
-        measured_seconds=end - start,
+        latency_estimated=window.latency_estimated,
+        attempts=window.attempts,
+        measured_seconds=window.end - window.start,
         peak_rss_bytes=peak_rss_bytes(),
         threshold=plan.workload.threshold,
         backend=backend,
@@ -546,7 +561,7 @@ async def run_plan(
         batched_pods=batched if running.opportunistic_batching else None,
         metric_threshold=chosen if runner.metrics is not None else None,
         metric_data=runner.metric_data,
-        unsampled_pods=unsampled(binds, start, sampled_to),
+        unsampled_pods=unsampled(binds, window.start, window.sampled_to),
     )
 
 
